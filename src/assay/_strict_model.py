@@ -1,0 +1,48 @@
+"""The base of every configuration model: frozen, no unknown keys, "did you mean" on typos."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic_core import PydanticCustomError
+
+__all__ = ["StrictModel", "suggest"]
+
+
+def suggest(word: str, candidates: list[str] | set[str]) -> str:
+    """Return " Did you mean 'x'?" for the closest candidate, or "" when none is close."""
+    matches = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
+    return f" Did you mean '{matches[0]}'?" if matches else ""
+
+
+class StrictModel(BaseModel):
+    """Configuration model: immutable, and every unknown key is an error with a suggestion.
+
+    The unknown-key check runs before field validation so the message can name the closest
+    known key, which pydantic's own `extra_forbidden` error cannot.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_unknown_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        known: set[str] = set()
+        for name, field in cls.model_fields.items():
+            known.add(name)
+            if field.alias:
+                known.add(field.alias)
+        unknown = [key for key in data if key not in known]
+        if unknown:
+            key = str(unknown[0])
+            public = {k for k in known if not k.startswith("_")}
+            raise PydanticCustomError(
+                "unknown_key",
+                "unknown key '{key}'.{hint}",
+                {"key": key, "hint": suggest(key, public)},
+            )
+        return data

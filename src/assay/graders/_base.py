@@ -1,0 +1,163 @@
+"""The Grader base class: common options, timing, negation, errors and the grader verdict."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from pydantic import Field
+
+from assay._strict_model import StrictModel
+from assay.graders._details import cap_details
+from assay.results import (
+    JSON,
+    Detail,
+    ErrorInfo,
+    GraderResult,
+    TargetOutput,
+    TokenUsage,
+    ToolCall,
+    Verdict,
+)
+from assay.scoring import grader_verdict
+
+__all__ = ["Grader", "GradingContext", "Measurement"]
+
+Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+@dataclass(frozen=True)
+class GradingContext:
+    """Everything a grader may look at for one case."""
+
+    case_id: str
+    output: str
+    threshold: float
+    """The case's resolved threshold, the bar of graders without `min_score` (SPEC §1.2)."""
+    input: JSON = None
+    expected_output: JSON = None
+    context: tuple[str, ...] = ()
+    metadata: dict[str, JSON] = field(default_factory=dict)
+    target_output: TargetOutput | None = None
+    expected_tool_calls: tuple[JSON, ...] = ()
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """Tool calls the system under test made."""
+        return list(self.target_output.tool_calls) if self.target_output else []
+
+
+@dataclass
+class Measurement:
+    """What a grader measured, before the common options (negate, verdict) are applied."""
+
+    score: float
+    hits: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+    reasoning: str = ""
+    details: list[Detail] = field(default_factory=list)
+    token_usage: TokenUsage | None = None
+    cost_usd: float | None = None
+    judge_model: str | None = None
+    children: list[GraderResult] = field(default_factory=list)
+    verdict: Verdict | None = None
+    """Set by graders whose pass rule is not a score bar (the `threshold` aggregator)."""
+
+
+class Grader(StrictModel, ABC):
+    """Base of every grader: a frozen config model that knows how to grade one output.
+
+    Subclasses declare `type: Literal["name"]`, their options, and `measure`. `grade` wraps it:
+    a raised exception becomes a result with `error` and no score — never a fail or a 0.
+    """
+
+    type: str
+    name: str | None = None
+    """Name shown in reports and used by `safety_gate`; defaults to the type."""
+    weight: Annotated[float, Field(ge=0.0)] = 1.0
+    """Weight in the case score; 0 reports the grader without scoring it."""
+    required: bool = False
+    """If true and this grader fails, the case score becomes 0 (SPEC §1.2)."""
+    min_score: Unit | None = None
+    """This grader fails below this score; without it, below the case threshold."""
+    negate: bool = False
+    """Invert the check: score becomes 1 − score, hits and misses swap."""
+
+    @property
+    def display_name(self) -> str:
+        """The name reports show: `name`, or the type."""
+        return self.name or self.type
+
+    @abstractmethod
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        """Measure the output; raise to report that it could not be graded."""
+
+    async def grade(self, ctx: GradingContext) -> GraderResult:
+        """Measure, apply negation and the grader verdict, and time it."""
+        started = time.perf_counter()
+        try:
+            m = await self.measure(ctx)
+        except Exception as exc:  # noqa: BLE001 — any crash is reported as a grader error
+            return self._result(
+                score=None,
+                error=ErrorInfo(type=type(exc).__name__, message=str(exc) or repr(exc)),
+                started=started,
+                ctx=ctx,
+            )
+        if not 0.0 <= m.score <= 1.0:
+            return self._result(
+                score=None,
+                error=ErrorInfo(type="GraderError", message=f"score {m.score} is outside 0–1"),
+                started=started,
+                ctx=ctx,
+            )
+        if self.negate:
+            m = Measurement(
+                score=1.0 - m.score,
+                hits=m.misses,
+                misses=m.hits,
+                reasoning=m.reasoning,
+                details=[d.model_copy(update={"passed": not d.passed}) for d in m.details],
+                token_usage=m.token_usage,
+                cost_usd=m.cost_usd,
+                judge_model=m.judge_model,
+                children=m.children,
+                verdict={"pass": "fail", "fail": "pass"}.get(m.verdict) if m.verdict else None,
+            )
+        return self._result(score=m.score, measurement=m, started=started, ctx=ctx)
+
+    def _result(
+        self,
+        *,
+        score: float | None,
+        started: float,
+        ctx: GradingContext,
+        measurement: Measurement | None = None,
+        error: ErrorInfo | None = None,
+    ) -> GraderResult:
+        m = measurement or Measurement(score=0.0)
+        return GraderResult(
+            name=self.display_name,
+            type=self.type,
+            score=score,
+            verdict=(
+                m.verdict
+                if m.verdict is not None and score is not None
+                else grader_verdict(score, self.min_score, ctx.threshold)
+            ),
+            weight=self.weight,
+            required=self.required,
+            min_score=self.min_score,
+            hits=m.hits,
+            misses=m.misses,
+            reasoning=m.reasoning,
+            details=cap_details(m.details),
+            error=error,
+            duration_ms=round((time.perf_counter() - started) * 1000.0, 3),
+            token_usage=m.token_usage,
+            cost_usd=m.cost_usd,
+            judge_model=m.judge_model,
+            children=m.children,
+        )

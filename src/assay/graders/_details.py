@@ -1,0 +1,48 @@
+"""The one Detail builder: truncation and the "+ N more" cap of SPEC §1.1."""
+
+from __future__ import annotations
+
+import json
+
+from assay.results import JSON, Detail
+
+__all__ = ["MAX_FAILED_DETAILS", "TRUNCATE_AT", "cap_details", "detail", "truncate"]
+
+TRUNCATE_AT = 80
+MAX_FAILED_DETAILS = 10
+
+
+def truncate(value: JSON, limit: int = TRUNCATE_AT) -> str:
+    """Render a value as text of at most `limit` characters, ending in "…" when cut."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def detail(
+    check: str,
+    passed: bool,
+    *,
+    expected: JSON = None,
+    actual: JSON = None,
+    message: str = "",
+) -> Detail:
+    """Build a Detail with expected/actual truncated to 80 characters."""
+    return Detail(
+        check=check,
+        passed=passed,
+        expected=None if expected is None else truncate(expected),
+        actual=None if actual is None else truncate(actual),
+        message=message,
+    )
+
+
+def cap_details(details: list[Detail]) -> list[Detail]:
+    """Keep every passed Detail and the first 10 failed ones; summarise the rest in one entry."""
+    failed = [d for d in details if not d.passed]
+    if len(failed) <= MAX_FAILED_DETAILS:
+        return details
+    keep = {id(d) for d in failed[:MAX_FAILED_DETAILS]}
+    kept = [d for d in details if d.passed or id(d) in keep]
+    extra = len(failed) - MAX_FAILED_DETAILS
+    kept.append(Detail(check=f"+ {extra} more", passed=False))
+    return kept

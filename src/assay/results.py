@@ -1,0 +1,219 @@
+"""Data shapes shared by every layer: grader results, target outputs, case and run results.
+
+These models are the stable machine-readable contract of SPEC §8. They hold data only; the
+rules that fill them live in `assay.scoring`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "JSON",
+    "CaseResult",
+    "Detail",
+    "ErrorInfo",
+    "ExpectedOutcomeResult",
+    "GraderResult",
+    "Message",
+    "RunConfigSnapshot",
+    "RunResult",
+    "RunStatus",
+    "RunSummary",
+    "SampleResult",
+    "TargetOutput",
+    "TokenUsage",
+    "ToolCall",
+    "Verdict",
+]
+
+JSON: TypeAlias = Any
+"""Any JSON-compatible value (the one named escape hatch from strict typing)."""
+
+Verdict = Literal["pass", "borderline", "fail", "error"]
+RunStatus = Literal["running", "completed", "interrupted", "failed"]
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TokenUsage(_Result):
+    """Tokens consumed by a model call (or a sum of them)."""
+
+    input: int = 0
+    output: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(input=self.input + other.input, output=self.output + other.output)
+
+
+class ErrorInfo(_Result):
+    """Why something could not be produced: an exception type and a message."""
+
+    type: str
+    message: str
+
+
+class Detail(_Result):
+    """One assertion inside a grader (SPEC §1.1); expected/actual are truncated to 80 chars."""
+
+    check: str
+    passed: bool
+    expected: str | None = None
+    actual: str | None = None
+    message: str = ""
+
+
+class GraderResult(_Result):
+    """What one grader concluded about one output (SPEC §1.1)."""
+
+    name: str
+    type: str
+    score: float | None
+    verdict: Verdict
+    weight: float = 1.0
+    required: bool = False
+    min_score: float | None = None
+    hits: list[str] = Field(default_factory=list)
+    misses: list[str] = Field(default_factory=list)
+    reasoning: str = ""
+    details: list[Detail] = Field(default_factory=list)
+    error: ErrorInfo | None = None
+    duration_ms: float = 0.0
+    token_usage: TokenUsage | None = None
+    cost_usd: float | None = None
+    judge_model: str | None = None
+    """The judge model, for LLM-judged graders; None for deterministic ones."""
+    children: list[GraderResult] = Field(default_factory=list)
+    """Member results of a composite grader."""
+
+
+class ToolCall(_Result):
+    """A tool call made by the system under test, normalised across message formats."""
+
+    tool: str
+    args: dict[str, JSON] = Field(default_factory=dict)
+    output: JSON = None
+    duration_ms: float | None = None
+
+
+class Message(_Result):
+    """One message of a transcript."""
+
+    role: str
+    content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    name: str | None = None
+
+
+class TargetOutput(_Result):
+    """What the system under test produced for one case (SPEC §3)."""
+
+    output: str
+    messages: list[Message] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    token_usage: TokenUsage | None = None
+    cost_usd: float | None = None
+    duration_ms: float = 0.0
+
+
+class ExpectedOutcomeResult(_Result):
+    """The judgement of one `expected_outcomes` statement (SPEC §5.4)."""
+
+    outcome: str
+    passed: bool
+    justification: str = ""
+
+
+class SampleResult(_Result):
+    """One execution of a case when `execution.repeat` > 1 (SPEC §1.4)."""
+
+    index: int
+    score: float | None
+    verdict: Verdict
+    output: str | None = None
+    duration_ms: float = 0.0
+    error: ErrorInfo | None = None
+    grader_results: list[GraderResult] = Field(default_factory=list)
+    expected_outcome_results: list[ExpectedOutcomeResult] = Field(default_factory=list)
+
+
+class CaseResult(_Result):
+    """The graded result of one test case (SPEC §8 `results[]`)."""
+
+    case_id: str
+    score: float | None
+    verdict: Verdict
+    threshold: float
+    borderline: float | None = None
+    output: str | None = None
+    duration_ms: float = 0.0
+    token_usage: TokenUsage | None = None
+    cost_usd: float | None = None
+    error: ErrorInfo | None = None
+    grader_results: list[GraderResult] = Field(default_factory=list)
+    expected_outcome_results: list[ExpectedOutcomeResult] = Field(default_factory=list)
+    input: JSON = None
+    messages: list[Message] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    samples: list[SampleResult] = Field(default_factory=list)
+    """Every execution when the case was repeated; empty for a single run."""
+    score_ci95: tuple[float, float] | None = None
+    """95% t-interval of the mean score (repeat_strategy `confidence_interval`)."""
+
+
+class RunConfigSnapshot(BaseModel):
+    """Every threshold in force when the run was created, so old verdicts never change."""
+
+    model_config = ConfigDict(extra="allow")
+
+    threshold: float
+    borderline: float | None
+    metrics_pass_threshold: float
+    cases_pass_threshold: float
+
+
+class RunSummary(_Result):
+    """Run-level result: distribution and the two dimensions of SPEC §1.5."""
+
+    total: int = 0
+    passed_count: int = 0
+    borderline_count: int = 0
+    failed_count: int = 0
+    error_count: int = 0
+    passed_pct: float = 0.0
+    borderline_pct: float = 0.0
+    failed_pct: float = 0.0
+    error_pct: float = 0.0
+    cases_pass_rate_pct: float = 0.0
+    weighted_metrics_score_pct: float = 0.0
+    metrics_passed: bool = False
+    cases_passed: bool = False
+    passed: bool = False
+    judge_error_rate: float = 0.0
+
+
+class RunResult(_Result):
+    """A run as stored and reported (SPEC §8); `results` may be omitted for listings."""
+
+    id: str
+    suite: str
+    target: str
+    status: RunStatus
+    started_at: str
+    finished_at: str | None = None
+    config: RunConfigSnapshot
+    summary: RunSummary
+    results: list[CaseResult] = Field(default_factory=list)
+    duration_ms: float = 0.0
+    token_usage: TokenUsage | None = None
+    cost_usd: float | None = None
+    assay_version: str = ""

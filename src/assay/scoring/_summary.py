@@ -1,0 +1,81 @@
+"""Run-level result: the distribution and the two dimensions of SPEC §1.5.
+
+Built incrementally so a run's memory does not grow with its number of cases.
+"""
+
+from __future__ import annotations
+
+from assay.results import CaseResult, GraderResult, RunSummary
+
+__all__ = ["DEFAULT_CASES_PASS_THRESHOLD", "DEFAULT_METRICS_PASS_THRESHOLD", "SummaryBuilder"]
+
+DEFAULT_METRICS_PASS_THRESHOLD = 0.8
+DEFAULT_CASES_PASS_THRESHOLD = 1.0
+
+
+def _judge_counts(results: list[GraderResult]) -> tuple[int, int]:
+    calls = errors = 0
+    for r in results:
+        if r.judge_model is not None:
+            calls += 1
+            errors += r.error is not None
+        child_calls, child_errors = _judge_counts(r.children)
+        calls += child_calls
+        errors += child_errors
+    return calls, errors
+
+
+class SummaryBuilder:
+    """Accumulates case results one at a time and produces the `RunSummary`."""
+
+    def __init__(
+        self,
+        metrics_pass_threshold: float = DEFAULT_METRICS_PASS_THRESHOLD,
+        cases_pass_threshold: float = DEFAULT_CASES_PASS_THRESHOLD,
+    ) -> None:
+        self.metrics_pass_threshold = metrics_pass_threshold
+        self.cases_pass_threshold = cases_pass_threshold
+        self._counts = {"pass": 0, "borderline": 0, "fail": 0, "error": 0}
+        self._score_sum = 0.0
+        self._scored = 0
+        self._judge_calls = 0
+        self._judge_errors = 0
+
+    def add(self, case: CaseResult) -> None:
+        """Count one case result."""
+        self._counts[case.verdict] += 1
+        if case.verdict != "error" and case.score is not None:
+            self._score_sum += case.score
+            self._scored += 1
+        calls, errors = _judge_counts(case.grader_results)
+        self._judge_calls += calls
+        self._judge_errors += errors
+
+    def build(self) -> RunSummary:
+        """The summary of every case added so far."""
+        total = sum(self._counts.values())
+
+        def pct(n: int) -> float:
+            return round(100.0 * n / total, 4) if total else 0.0
+
+        metrics_pct = round(100.0 * self._score_sum / self._scored, 4) if self._scored else 0.0
+        cases_pct = pct(self._counts["pass"])
+        metrics_passed = self._scored > 0 and metrics_pct >= 100.0 * self.metrics_pass_threshold
+        cases_passed = total > 0 and cases_pct >= 100.0 * self.cases_pass_threshold
+        return RunSummary(
+            total=total,
+            passed_count=self._counts["pass"],
+            borderline_count=self._counts["borderline"],
+            failed_count=self._counts["fail"],
+            error_count=self._counts["error"],
+            passed_pct=pct(self._counts["pass"]),
+            borderline_pct=pct(self._counts["borderline"]),
+            failed_pct=pct(self._counts["fail"]),
+            error_pct=pct(self._counts["error"]),
+            cases_pass_rate_pct=cases_pct,
+            weighted_metrics_score_pct=metrics_pct,
+            metrics_passed=metrics_passed,
+            cases_passed=cases_passed,
+            passed=metrics_passed and cases_passed,
+            judge_error_rate=self._judge_errors / self._judge_calls if self._judge_calls else 0.0,
+        )

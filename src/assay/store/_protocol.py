@@ -1,0 +1,56 @@
+"""The Store contract: what the runner, reports and CLI need from run storage.
+
+Kept small on purpose so the SQLite store of today and the migrated SQLite/PostgreSQL store
+of later share one interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+from assay.results import JSON, CaseResult, RunResult, RunStatus, RunSummary, TokenUsage
+
+__all__ = ["ResultSink", "Store"]
+
+
+class ResultSink(Protocol):
+    """Where a run streams its results as they are graded."""
+
+    def create_run(self, run: RunResult, snapshot: dict[str, JSON]) -> None:
+        """Record a new run (status `running`) before its first case runs."""
+
+    def add_case_result(self, run_id: str, result: CaseResult) -> None:
+        """Commit one graded case result at once (a crash keeps it)."""
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: RunStatus,
+        finished_at: str,
+        summary: RunSummary,
+        duration_ms: float,
+        token_usage: TokenUsage | None,
+        cost_usd: float | None,
+    ) -> None:
+        """Mark a run finished; a finished run is never changed again."""
+
+
+class Store(ResultSink, Protocol):
+    """A persistent store of runs."""
+
+    def get_run(self, run_id: str, *, include_results: bool = False) -> RunResult:
+        """Load one run; raises `assay.errors.UsageError` when it does not exist."""
+
+    def iter_case_results(self, run_id: str) -> Iterator[CaseResult]:
+        """Stream a run's case results in the order they were stored."""
+
+    def get_snapshot(self, run_id: str) -> dict[str, JSON]:
+        """The configuration snapshot taken when the run was created."""
+
+    def list_runs(self, *, suite: str | None = None, limit: int = 50) -> list[RunResult]:
+        """Runs, newest first, without their case results."""
+
+    def close(self) -> None:
+        """Release connections."""

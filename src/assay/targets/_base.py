@@ -1,0 +1,69 @@
+"""The Target protocol: how assay calls the system under test for one case."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assay._strict_model import StrictModel
+from assay.results import JSON, Message, TargetOutput
+
+__all__ = ["Target", "TargetRequest"]
+
+
+@dataclass(frozen=True)
+class TargetRequest:
+    """One call of the system under test: the case as the target sees it."""
+
+    case_id: str
+    input: JSON
+    """The test input as written: a string, or a list of {role, content} messages."""
+    messages: tuple[Message, ...]
+    """The input as a message list (a string input becomes one user message)."""
+    metadata: dict[str, JSON] = field(default_factory=dict)
+    repeat_index: int = 0
+    base_dir: Path = Path()
+    """Directory of the suite file: relative paths in target options resolve against it."""
+
+    @property
+    def prompt(self) -> str:
+        """The input as one prompt string: the text, or the last user message."""
+        if isinstance(self.input, str):
+            return self.input
+        for message in reversed(self.messages):
+            if message.role == "user" and message.content is not None:
+                return message.content
+        return ""
+
+    def as_mapping(self) -> dict[str, JSON]:
+        """The case as handed to Python functions and printed for commands (SPEC §3)."""
+        return {
+            "id": self.case_id,
+            "input": self.input,
+            "messages": [m.model_dump(exclude_defaults=True) for m in self.messages],
+            "metadata": self.metadata,
+            "repeat_index": self.repeat_index,
+        }
+
+
+class Target(StrictModel, ABC):
+    """Base of every target type: a frozen config model that can call the system under test.
+
+    `call` raises `assay.errors.TargetError` (or anything else) when the system fails; the
+    runner records the case as `error` with that reason.
+    """
+
+    type: str
+
+    def describe(self) -> str:
+        """A one-line description stored with the run."""
+        return self.type
+
+    async def setup(self, base_dir: Path) -> None:
+        """Prepare once before the first case (import a module, check a command); default none."""
+        del base_dir
+
+    @abstractmethod
+    async def call(self, request: TargetRequest) -> TargetOutput:
+        """Run the system under test on one case."""
