@@ -1,0 +1,40 @@
+"""Graders: each a frozen pydantic model that validates its options and grades one output."""
+
+from assay.graders._base import Grader, GradingContext, Measurement
+from assay.graders._details import cap_details, detail, truncate
+from assay.graders._registry import BUILTIN_GRADERS, GraderSpec
+from assay.graders.composite import Composite
+from assay.graders.structured import IsJson
+from assay.graders.text import (
+    Contains,
+    ContainsAll,
+    ContainsAny,
+    EndsWith,
+    Equals,
+    IContains,
+    Regex,
+    StartsWith,
+    compile_re2,
+)
+
+__all__ = [
+    "BUILTIN_GRADERS",
+    "Composite",
+    "Contains",
+    "ContainsAll",
+    "ContainsAny",
+    "EndsWith",
+    "Equals",
+    "Grader",
+    "GraderSpec",
+    "GradingContext",
+    "IContains",
+    "IsJson",
+    "Measurement",
+    "Regex",
+    "StartsWith",
+    "cap_details",
+    "compile_re2",
+    "detail",
+    "truncate",
+]

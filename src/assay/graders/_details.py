@@ -38,11 +38,17 @@ def detail(
 
 def cap_details(details: list[Detail]) -> list[Detail]:
     """Keep every passed Detail and the first 10 failed ones; summarise the rest in one entry."""
-    failed = [d for d in details if not d.passed]
-    if len(failed) <= MAX_FAILED_DETAILS:
+    failed = sum(not d.passed for d in details)
+    if failed <= MAX_FAILED_DETAILS:
         return details
-    keep = {id(d) for d in failed[:MAX_FAILED_DETAILS]}
-    kept = [d for d in details if d.passed or id(d) in keep]
-    extra = len(failed) - MAX_FAILED_DETAILS
-    kept.append(Detail(check=f"+ {extra} more", passed=False))
+    # count by position, not identity: a grader may append the same Detail object twice
+    kept: list[Detail] = []
+    kept_failed = 0
+    for d in details:
+        if d.passed:
+            kept.append(d)
+        elif kept_failed < MAX_FAILED_DETAILS:
+            kept.append(d)
+            kept_failed += 1
+    kept.append(Detail(check=f"+ {failed - MAX_FAILED_DETAILS} more", passed=False))
     return kept

@@ -10,6 +10,7 @@ from pydantic import BeforeValidator, Field
 
 from assay._strict_model import StrictModel
 from assay.results import GraderResult, Verdict
+from assay.scoring._verdicts import reaches
 
 __all__ = [
     "AggregatorSpec",
@@ -121,7 +122,7 @@ def fold(spec: AggregatorSpec, results: Sequence[GraderResult]) -> Fold:
             others = [r for r in results if r.name not in names]
             return Fold(_weighted(others or results))
         case AllOrNothing(threshold=bar):
-            return Fold(_weighted(results) if min(scores) >= bar else 0.0)
+            return Fold(_weighted(results) if reaches(min(scores), bar) else 0.0)
         case ThresholdCount(threshold=bar):
             fraction = sum(r.verdict == "pass" for r in results) / len(results)
             return Fold(fraction, "pass" if fraction >= bar else "fail")

@@ -12,6 +12,7 @@ __all__ = [
     "VERDICT_RANK",
     "BorderlineLevel",
     "grader_verdict",
+    "reaches",
     "resolve_borderline",
     "resolve_threshold",
     "score_to_verdict",
@@ -29,6 +30,15 @@ VERDICT_RANK: dict[Verdict, int] = {"error": -1, "fail": 0, "borderline": 1, "pa
 BorderlineLevel = float | Literal["off"] | None
 """One configuration level's borderline setting: a bound, explicitly off, or not set (None)."""
 
+_TOLERANCE = 1e-9
+"""Float noise allowed when comparing a score with a bar: the mean of 0.7, 0.8 and 0.9 is
+0.7999999999999999 in binary floating point, and must still pass a 0.8 threshold."""
+
+
+def reaches(score: float, bar: float) -> bool:
+    """Whether `score` is at or above `bar`, ignoring float rounding noise."""
+    return score >= bar - _TOLERANCE
+
 
 def score_to_verdict(
     score: float, threshold: float = DEFAULT_THRESHOLD, borderline: float | None = None
@@ -38,9 +48,9 @@ def score_to_verdict(
     `pass` when `score >= threshold`; `borderline` when a bound is set and
     `borderline <= score < threshold`; otherwise `fail`.
     """
-    if score >= threshold:
+    if reaches(score, threshold):
         return "pass"
-    if borderline is not None and score >= borderline:
+    if borderline is not None and reaches(score, borderline):
         return "borderline"
     return "fail"
 
@@ -50,7 +60,7 @@ def grader_verdict(score: float | None, min_score: float | None, case_threshold:
     if score is None:
         return "error"
     bar = min_score if min_score is not None else case_threshold
-    return "pass" if score >= bar else "fail"
+    return "pass" if reaches(score, bar) else "fail"
 
 
 def resolve_threshold(

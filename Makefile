@@ -1,0 +1,49 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Both build .venv themselves.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip --disable-pip-version-check --quiet
+
+.PHONY: demo test lint typecheck unit schema clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
+
+# Stamp files so a second `make` reinstalls only when pyproject.toml changed.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(PIP) install -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(PIP) install -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	@echo "== assay quickstart: a support agent (examples/quickstart/agent.py), graded offline =="
+	$(BIN)/assay run examples/quickstart
+	@echo ""
+	@echo "The run is stored in .assay/assay.db. Next, try:"
+	@echo "  $(BIN)/assay run examples/quickstart --threshold 0.9   # stricter: watch verdicts change"
+	@echo "  $(BIN)/assay run examples/quickstart --json            # the machine-readable result"
+	@echo "  $(BIN)/assay validate examples/quickstart              # check a suite without running it"
+	@echo "  then edit examples/quickstart/support.eval.yaml and run it again."
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests examples benchmarks
+	$(BIN)/ruff format --check src tests examples benchmarks
+	$(BIN)/lint-imports
+
+typecheck: $(VENV)/.installed-dev
+	$(BIN)/mypy
+
+unit: $(VENV)/.installed-dev
+	$(BIN)/pytest --cov --cov-report=term --cov-report=xml
+
+test: lint typecheck unit
+
+schema: $(VENV)/.installed
+	$(BIN)/assay schema > schema/suite.schema.json
+
+clean:
+	rm -rf $(VENV) .assay .coverage coverage.xml .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,36 @@
+"""`assay validate`: check suite files without running anything."""
+
+from __future__ import annotations
+
+import click
+
+__all__ = ["command"]
+
+
+@click.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+def command(paths: tuple[str, ...]) -> None:
+    """Check suite files (and directories of *.eval.yaml) without running them.
+
+    Every problem is reported with its file, line and YAML path; the exit code is 2 if any.
+    """
+    from assay.cli._output import print_warnings
+    from assay.config import discover_suite_files, load_project, load_suite
+    from assay.errors import ConfigError, ConfigIssue
+    from assay.runner import RunOptions, plan_run
+
+    project = load_project()
+    print_warnings(project.warnings)
+    problems: list[ConfigIssue] = []
+    for path in discover_suite_files(paths):
+        try:
+            loaded = load_suite(path)
+            plan_run(loaded, project, RunOptions())
+        except ConfigError as exc:
+            problems += exc.issues
+            continue
+        print_warnings(loaded.warnings)
+        n = len(loaded.suite.tests)
+        click.echo(f"ok  {loaded.display}: suite '{loaded.suite.name}', {n} test{'s' * (n != 1)}")
+    if problems:
+        raise ConfigError(problems)

@@ -1,0 +1,153 @@
+"""Tests from external files: `tests: ./cases.jsonl`, `./cases.csv`, `./cases/*.yaml` (SPEC §2)."""
+
+from __future__ import annotations
+
+import csv
+import glob
+import json
+from pathlib import Path
+
+from assay.config._yaml import Located, LocPath, SourceMap, load_yaml
+from assay.errors import ConfigError, ConfigIssue
+from assay.results import JSON
+
+__all__ = ["CSV_LIST_FIELDS", "CSV_JSON_FIELDS", "display_path", "load_tests"]
+
+CSV_LIST_FIELDS = ("context", "expected_outcomes", "tags")
+"""CSV columns holding lists, written as `;`-separated values."""
+CSV_JSON_FIELDS = ("assertions", "expected_tool_calls", "execution", "input_messages")
+"""CSV columns holding JSON (objects or arrays)."""
+
+
+def display_path(path: Path) -> str:
+    """A path as users typed it: relative to the working directory when possible."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _jsonl(path: Path, name: str) -> tuple[list[JSON], SourceMap]:
+    source = SourceMap(default_file=name)
+    tests: list[JSON] = []
+    issues: list[ConfigIssue] = []
+    with path.open(encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                issues.append(ConfigIssue(name, lineno, "", f"invalid JSON: {exc.msg} (column {exc.colno})"))
+                continue
+            index = len(tests)
+            _locate_all((index,), item, Located(name, lineno), source)
+            tests.append(item)
+    if issues:
+        raise ConfigError(issues)
+    return tests, source
+
+
+def _locate_all(path: LocPath, value: JSON, where: Located, source: SourceMap) -> None:
+    source.entries[path] = where
+    if isinstance(value, dict):
+        for key, child in value.items():
+            _locate_all((*path, key), child, where, source)
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            _locate_all((*path, i), child, where, source)
+
+
+def _csv_cell(column: str, cell: str, name: str, line: int) -> JSON:
+    if column in CSV_LIST_FIELDS:
+        return [part.strip() for part in cell.split(";") if part.strip()]
+    if column in CSV_JSON_FIELDS:
+        try:
+            return json.loads(cell)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                [ConfigIssue(name, line, column, f"column '{column}' must hold JSON: {exc.msg}")]
+            ) from None
+    return cell
+
+
+def _csv(path: Path, name: str) -> tuple[list[JSON], SourceMap]:
+    source = SourceMap(default_file=name)
+    tests: list[JSON] = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        previous_end = 1  # the header is line 1
+        for row in reader:
+            start = previous_end + 1
+            item: dict[str, JSON] = {}
+            for column, cell in row.items():
+                if column is None or cell is None or cell == "":
+                    continue
+                if column.startswith("metadata."):
+                    metadata = item.setdefault("metadata", {})
+                    assert isinstance(metadata, dict)
+                    metadata[column.removeprefix("metadata.")] = cell
+                elif column == "input_messages":
+                    item["input"] = _csv_cell(column, cell, name, start)
+                else:
+                    item[column] = _csv_cell(column, cell, name, start)
+            _locate_all((len(tests),), item, Located(name, start), source)
+            tests.append(item)
+            previous_end = reader.line_num
+    return tests, source
+
+
+def _yaml_tests(path: Path, name: str) -> tuple[list[JSON], SourceMap]:
+    data, source = load_yaml(path, display=name)
+    if isinstance(data, dict) and "tests" in data:
+        inner = SourceMap(default_file=name)
+        for loc, where in source.entries.items():
+            if loc[:1] == ("tests",):
+                inner.entries[loc[1:]] = where
+        data, source = data["tests"], inner
+    if not isinstance(data, list):
+        raise ConfigError([ConfigIssue(name, 1, "", "expected a list of tests (or a mapping with 'tests:')")])
+    return data, source
+
+
+_READERS = {".jsonl": _jsonl, ".csv": _csv, ".yaml": _yaml_tests, ".yml": _yaml_tests}
+
+
+def load_tests(
+    spec: str, base_dir: Path, origin: Located
+) -> tuple[list[JSON], SourceMap]:
+    """Load tests from a path or glob relative to the suite's directory.
+
+    The returned source map is keyed by test index, ready to graft under `tests`.
+    """
+    pattern = spec if Path(spec).is_absolute() else str(base_dir / spec)
+    matches = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(spec) else [pattern]
+    if not matches:
+        raise ConfigError([ConfigIssue(origin.file, origin.line, "tests", f"no files match '{spec}'")])
+    tests: list[JSON] = []
+    source = SourceMap(default_file=origin.file)
+    for match in matches:
+        path = Path(match)
+        reader = _READERS.get(path.suffix.lower())
+        if reader is None:
+            raise ConfigError(
+                [
+                    ConfigIssue(
+                        origin.file,
+                        origin.line,
+                        "tests",
+                        f"cannot read tests from '{spec}': use .jsonl, .csv, .yaml or .yml",
+                    )
+                ]
+            )
+        if not path.is_file():
+            raise ConfigError(
+                [ConfigIssue(origin.file, origin.line, "tests", f"tests file '{spec}' not found")]
+            )
+        loaded, loaded_source = reader(path, display_path(path))
+        offset = len(tests)
+        for loc, where in loaded_source.entries.items():
+            if loc and isinstance(loc[0], int):
+                source.entries[(loc[0] + offset, *loc[1:])] = where
+        tests.extend(loaded)
+    return tests, source

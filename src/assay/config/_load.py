@@ -1,0 +1,181 @@
+"""Load and validate suites and the project config, reporting every problem with its location."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from assay.config._aliases import rewrite_project, rewrite_suite, rewrite_tests
+from assay.config._checks import check_suite
+from assay.config._datasets import display_path, load_tests
+from assay.config._errors import issues_from_validation
+from assay.config._suite import ProjectConfig, Suite
+from assay.config._yaml import SourceMap, load_yaml
+from assay.errors import ConfigError, ConfigIssue
+from assay.results import JSON
+
+__all__ = [
+    "PROJECT_FILE",
+    "SUITE_SUFFIXES",
+    "LoadedProject",
+    "LoadedSuite",
+    "discover_suite_files",
+    "find_project",
+    "load_project",
+    "load_suite",
+    "parse_suite",
+]
+
+PROJECT_FILE = "assay.yaml"
+SUITE_SUFFIXES = (".eval.yaml", ".eval.yml")
+
+
+@dataclass(frozen=True)
+class LoadedSuite:
+    """A validated suite with where it came from and the deprecation warnings it raised."""
+
+    suite: Suite
+    base_dir: Path
+    """Directory that relative paths in the suite resolve against."""
+    source: SourceMap
+    display: str
+    """The suite file as users typed it (or `<python>` for suites built in code)."""
+    warnings: list[ConfigIssue] = field(default_factory=list)
+    data: JSON = None
+    """The canonical suite document, as snapshotted into each run."""
+
+
+@dataclass(frozen=True)
+class LoadedProject:
+    """A validated project config (`assay.yaml`)."""
+
+    config: ProjectConfig
+    path: Path | None
+    warnings: list[ConfigIssue] = field(default_factory=list)
+
+    @property
+    def base_dir(self) -> Path:
+        """Directory that relative paths in the project config resolve against."""
+        return self.path.parent if self.path else Path.cwd()
+
+
+def _expand_tests(data: JSON, source: SourceMap, base_dir: Path) -> list[ConfigIssue]:
+    """Replace `tests: <path or glob>` by the tests of those files; returns warnings."""
+    if not isinstance(data, dict) or not isinstance(data.get("tests"), str):
+        return []
+    tests, tests_source = load_tests(data["tests"], base_dir, source.locate(("tests",)))
+    warnings, errors = rewrite_tests(tests, tests_source, ())
+    if errors:
+        raise ConfigError(errors)
+    data["tests"] = tests
+    source.graft(("tests",), tests_source)
+    return warnings
+
+
+def parse_suite(
+    data: JSON, *, source: SourceMap | None = None, base_dir: Path | None = None
+) -> LoadedSuite:
+    """Validate suite data (from YAML or built in Python) into a `LoadedSuite`.
+
+    Raises:
+        ConfigError: every problem found, each with file, line and YAML path.
+    """
+    source = source or SourceMap(default_file="<python>")
+    base = base_dir or Path.cwd()
+    data = copy.deepcopy(data)
+    if not isinstance(data, dict):
+        raise ConfigError([source.issue((), "a suite must be a mapping with `name` and `tests`")])
+    warnings, errors = rewrite_suite(data, source)
+    if errors:
+        raise ConfigError(errors)
+    warnings += _expand_tests(data, source, base)
+    try:
+        suite = Suite.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(issues_from_validation(exc, data, source)) from None
+    problems = check_suite(suite, source)
+    if problems:
+        raise ConfigError(problems)
+    return LoadedSuite(suite, base, source, source.default_file, warnings, data)
+
+
+def load_suite(path: str | Path) -> LoadedSuite:
+    """Load one suite file.
+
+    Raises:
+        ConfigError: the file is missing, not YAML, or not a valid suite.
+    """
+    file = Path(path)
+    display = display_path(file)
+    data, source = load_yaml(file, display=display)
+    return parse_suite(data, source=source, base_dir=file.parent.resolve())
+
+
+def discover_suite_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Expand directories into their `*.eval.yaml` / `*.eval.yml` files (sorted).
+
+    Raises:
+        ConfigError: a path does not exist, or a directory holds no suite files.
+    """
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.name.endswith(SUITE_SUFFIXES)
+            )
+            if not files:
+                raise ConfigError(
+                    [
+                        ConfigIssue(
+                            str(raw),
+                            None,
+                            "",
+                            "no suite files here: suites are named *.eval.yaml or *.eval.yml",
+                        )
+                    ]
+                )
+            found += files
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise ConfigError([ConfigIssue(str(raw), None, "", "file not found")])
+    return found
+
+
+def find_project(start: Path | None = None) -> Path | None:
+    """The nearest `assay.yaml` in `start` (default: the working directory) or its parents."""
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        candidate = directory / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_project(path: Path | None = None) -> LoadedProject:
+    """Load the project config; an absent file means defaults.
+
+    Raises:
+        ConfigError: the file exists but is invalid.
+    """
+    path = path or find_project()
+    if path is None:
+        return LoadedProject(ProjectConfig(), None)
+    data, source = load_yaml(path, display=display_path(path))
+    if data is None:
+        return LoadedProject(ProjectConfig(), path)
+    if not isinstance(data, dict):
+        raise ConfigError([source.issue((), "the project config must be a mapping")])
+    warnings, errors = rewrite_project(data, source)
+    if errors:
+        raise ConfigError(errors)
+    try:
+        config = ProjectConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(issues_from_validation(exc, data, source)) from None
+    return LoadedProject(config, path, warnings)

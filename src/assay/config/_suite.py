@@ -1,0 +1,117 @@
+"""The suite file model (SPEC §2) and the project config model (`assay.yaml`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, Field
+
+from assay._strict_model import StrictModel
+from assay.config._execution import SuiteExecution, TestExecution, Unit, VerdictBands
+from assay.graders import GraderSpec
+from assay.results import JSON
+from assay.scoring import BorderlineLevel
+from assay.targets import TargetSpec
+
+__all__ = ["ExpectedToolCall", "InputMessage", "ProjectConfig", "Suite", "TestCase"]
+
+SUITE_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+
+
+def _as_list(value: object) -> object:
+    """Accept a single string where a list of strings is expected."""
+    return [value] if isinstance(value, str) else value
+
+
+StrList = Annotated[list[str], BeforeValidator(_as_list)]
+
+
+class InputMessage(StrictModel):
+    """One message of a scripted conversation given as the input."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    """Who speaks."""
+    content: str
+    """What is said."""
+
+
+class ExpectedToolCall(StrictModel):
+    """A tool call the system under test is expected to make."""
+
+    tool: str
+    """Tool name."""
+    args: dict[str, JSON] | None = None
+    """Expected arguments; omitted means any."""
+
+
+class TestCase(StrictModel):
+    """One test case."""
+
+    id: Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
+    """Unique within the suite; no whitespace."""
+    description: str | None = None
+    """What this case checks, for people."""
+    input: str | Annotated[list[InputMessage], Field(min_length=1)]
+    """The prompt, or a list of {role, content} messages (a scripted history)."""
+    expected_output: JSON = None
+    """Reference answer: text, or JSON for structured outputs."""
+    context: StrList = Field(default_factory=list)
+    """Grounding documents the answer should rely on."""
+    expected_tool_calls: list[ExpectedToolCall] = Field(default_factory=list)
+    """Tool calls the system under test is expected to make."""
+    assertions: list[GraderSpec] = Field(default_factory=list)
+    """Graders for this test (run before the suite's default assertions)."""
+    execution: TestExecution | None = None
+    """Per-test execution settings."""
+    tags: StrList = Field(default_factory=list)
+    """Labels for filtering and reporting."""
+    metadata: dict[str, JSON] = Field(default_factory=dict)
+    """Free-form data passed to the target and templates."""
+
+
+class Suite(StrictModel):
+    """An eval suite file."""
+
+    name: Annotated[str, Field(pattern=SUITE_NAME_PATTERN, max_length=100)]
+    """Suite name: lowercase letters, digits and dashes."""
+    description: str | None = None
+    """What the suite evaluates."""
+    target: str | TargetSpec | None = None
+    """The system under test: a name from `targets` (suite or project), or an inline target."""
+    targets: dict[str, TargetSpec] = Field(default_factory=dict)
+    """Named target definitions."""
+    execution: SuiteExecution = SuiteExecution()
+    """Suite-wide execution settings."""
+    assertions: list[GraderSpec] = Field(default_factory=list)
+    """Default graders appended to every test (skip with execution.skip_defaults)."""
+    tests: Annotated[list[TestCase], Field(min_length=1)]
+    """The test cases, or a path/glob to YAML, JSONL or CSV files of them."""
+
+
+class ProjectConfig(StrictModel):
+    """Project-wide settings in `assay.yaml`, the lowest-priority level below the suite."""
+
+    threshold: Unit | None = None
+    """Default case pass threshold for every suite of the project."""
+    verdicts: VerdictBands | None = None
+    """Default verdict bands."""
+    metrics_pass_threshold: Unit | None = None
+    """Default metrics-dimension threshold."""
+    cases_pass_threshold: Unit | None = None
+    """Default cases-dimension threshold."""
+    target: str | None = None
+    """Default target name for suites that name none."""
+    targets: dict[str, TargetSpec] = Field(default_factory=dict)
+    """Targets shared by every suite of the project."""
+    store: str | None = None
+    """Where runs are stored: a SQLite path or database URL (default .assay/assay.db)."""
+
+    def threshold_level(self) -> float | None:
+        """The project-level threshold: `threshold` or `verdicts.pass`."""
+        if self.threshold is not None:
+            return self.threshold
+        return self.verdicts.pass_ if self.verdicts else None
+
+    def borderline_level(self) -> BorderlineLevel:
+        """The project-level borderline setting."""
+        return self.verdicts.borderline_level() if self.verdicts else None

@@ -1,0 +1,46 @@
+"""The composite grader: member graders folded by an aggregator (SPEC §1.3); composites nest."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import Field
+
+from assay.errors import GraderError
+from assay.graders._base import Grader, GradingContext, Measurement
+from assay.scoring import AggregatorSpec, WeightedAverage, fold
+
+if TYPE_CHECKING:
+    from assay.graders._registry import GraderSpec
+
+__all__ = ["Composite"]
+
+
+class Composite(Grader):
+    """Grades with every member, then folds the member results into one score."""
+
+    type: Literal["composite"]
+    aggregator: AggregatorSpec = WeightedAverage()
+    """How member scores fold (any aggregator of SPEC §1.3)."""
+    assertions: Annotated[list[GraderSpec], Field(min_length=1)]
+    """The member graders."""
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        members = await asyncio.gather(*(g.grade(ctx) for g in self.assertions))
+        errored = [m for m in members if m.weight > 0 and m.error is not None]
+        if errored:
+            first = errored[0]
+            assert first.error is not None
+            raise GraderError(f"member '{first.name}' errored: {first.error.message}")
+        scored = [m for m in members if m.weight > 0]
+        folded = fold(self.aggregator, scored)
+        return Measurement(
+            score=folded.score,
+            hits=[f"{m.name}: {h}" for m in members for h in m.hits],
+            misses=[f"{m.name}: {x}" for m in members for x in m.misses],
+            reasoning=f"{self.aggregator.type} of {len(scored)} member grader(s)",
+            details=[d.model_copy(update={"check": f"{m.name}.{d.check}"}) for m in members for d in m.details],
+            children=list(members),
+            verdict=folded.verdict,
+        )

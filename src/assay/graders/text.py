@@ -1,0 +1,247 @@
+"""String graders: equals, the contains family, starts-with, ends-with, regex (SPEC §4)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from assay.errors import GraderError
+from assay.graders._base import Grader, GradingContext, Measurement
+from assay.graders._details import detail, truncate
+
+__all__ = [
+    "MAX_PATTERN_LENGTH",
+    "Contains",
+    "ContainsAll",
+    "ContainsAny",
+    "EndsWith",
+    "Equals",
+    "IContains",
+    "Regex",
+    "StartsWith",
+]
+
+MAX_PATTERN_LENGTH = 500
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _expected_text(value: str | None, ctx: GradingContext, grader: str) -> str:
+    """The grader's `value`, or the test's `expected_output` when `value` is omitted."""
+    if value is not None:
+        return value
+    if ctx.expected_output is None:
+        raise GraderError(f"{grader} needs `value` or the test's `expected_output`")
+    if isinstance(ctx.expected_output, str):
+        return ctx.expected_output
+    return json.dumps(ctx.expected_output, ensure_ascii=False)
+
+
+class _StringCheck(Grader):
+    """Shared options of the single-value string checks."""
+
+    uses_expected_output: ClassVar[bool] = True
+    """The value defaults to the test's expected_output (checked when the suite loads)."""
+
+    value: str | None = None
+    """Text to look for; defaults to the test's `expected_output`."""
+    case_sensitive: bool = True
+    """Compare exactly; false folds case on both sides."""
+
+    def _fold(self, text: str) -> str:
+        return text if self.case_sensitive else text.casefold()
+
+    def _binary(self, passed: bool, expected: str, ctx: GradingContext, verb: str) -> Measurement:
+        shown = truncate(expected, 60)
+        return Measurement(
+            score=1.0 if passed else 0.0,
+            hits=[f"{verb} '{shown}'"] if passed else [],
+            misses=[] if passed else [f"does not {verb.removesuffix('s')} '{shown}'"],
+            details=[detail(self.type, passed, expected=expected, actual=ctx.output)],
+        )
+
+
+class Equals(_StringCheck):
+    """The output equals the value exactly (or, for a JSON expected output, structurally)."""
+
+    type: Literal["equals"]
+    ignore_whitespace: bool = False
+    """Collapse runs of whitespace and strip both ends before comparing."""
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        if self.value is None and ctx.expected_output is not None:
+            if not isinstance(ctx.expected_output, str):
+                return self._json_equals(ctx)
+        expected = _expected_text(self.value, ctx, self.type)
+        actual = ctx.output
+        if self.ignore_whitespace:
+            expected = _WHITESPACE.sub(" ", expected).strip()
+            actual = _WHITESPACE.sub(" ", actual).strip()
+        passed = self._fold(actual) == self._fold(expected)
+        return self._binary(passed, expected, ctx, "equals")
+
+    def _json_equals(self, ctx: GradingContext) -> Measurement:
+        try:
+            parsed = json.loads(ctx.output)
+        except json.JSONDecodeError as exc:
+            return Measurement(
+                score=0.0,
+                misses=[f"output is not JSON: {exc.msg}"],
+                details=[detail("equals.json", False, expected=ctx.expected_output, actual=ctx.output)],
+            )
+        return self._binary(parsed == ctx.expected_output, json.dumps(ctx.expected_output), ctx, "equals")
+
+
+class Contains(_StringCheck):
+    """The output contains the value."""
+
+    type: Literal["contains"]
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        expected = _expected_text(self.value, ctx, self.type)
+        return self._binary(self._fold(expected) in self._fold(ctx.output), expected, ctx, "contains")
+
+
+class IContains(Contains):
+    """The output contains the value, ignoring case."""
+
+    type: Literal["icontains"]  # type: ignore[assignment]
+    case_sensitive: bool = False
+    """Always false for icontains."""
+
+
+class StartsWith(_StringCheck):
+    """The output starts with the value."""
+
+    type: Literal["starts-with"]
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        expected = _expected_text(self.value, ctx, self.type)
+        passed = self._fold(ctx.output).startswith(self._fold(expected))
+        return self._binary(passed, expected, ctx, "starts with")
+
+
+class EndsWith(_StringCheck):
+    """The output ends with the value."""
+
+    type: Literal["ends-with"]
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        expected = _expected_text(self.value, ctx, self.type)
+        passed = self._fold(ctx.output).endswith(self._fold(expected))
+        return self._binary(passed, expected, ctx, "ends with")
+
+
+class _ManyValues(Grader):
+    """Shared options of the multi-value checks."""
+
+    value: Annotated[list[str], Field(min_length=1)]
+    """Texts to look for."""
+    case_sensitive: bool = True
+    """Compare exactly; false folds case on both sides."""
+
+    def _found(self, ctx: GradingContext) -> list[bool]:
+        haystack = ctx.output if self.case_sensitive else ctx.output.casefold()
+        return [(v if self.case_sensitive else v.casefold()) in haystack for v in self.value]
+
+    def _measure(self, ctx: GradingContext, passed: bool) -> Measurement:
+        found = self._found(ctx)
+        return Measurement(
+            score=1.0 if passed else 0.0,
+            hits=[f"contains '{truncate(v, 60)}'" for v, ok in zip(self.value, found, strict=True) if ok],
+            misses=[
+                f"does not contain '{truncate(v, 60)}'"
+                for v, ok in zip(self.value, found, strict=True)
+                if not ok
+            ],
+            details=[
+                detail(f"{self.type}.value[{i}]", ok, expected=v, actual=ctx.output)
+                for i, (v, ok) in enumerate(zip(self.value, found, strict=True))
+            ],
+        )
+
+
+class ContainsAny(_ManyValues):
+    """The output contains at least one of the values (score 1 or 0)."""
+
+    type: Literal["contains-any"]
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        return self._measure(ctx, any(self._found(ctx)))
+
+
+class ContainsAll(_ManyValues):
+    """The output contains every one of the values (score 1 or 0; a Detail per value)."""
+
+    type: Literal["contains-all"]
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        return self._measure(ctx, all(self._found(ctx)))
+
+
+class Regex(Grader):
+    """The output matches an RE2 pattern (linear time: no backtracking, no hangs)."""
+
+    type: Literal["regex"]
+    value: str
+    """RE2 pattern; at most 500 characters; no backreferences or lookaround."""
+    case_sensitive: bool = True
+    """False matches ignoring case."""
+    full_match: bool = False
+    """Require the whole output to match instead of a match anywhere."""
+
+    @field_validator("value")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        compile_re2(pattern)
+        return pattern
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        compiled = compile_re2(self.value, case_sensitive=self.case_sensitive)
+        match = compiled.fullmatch(ctx.output) if self.full_match else compiled.search(ctx.output)
+        passed = match is not None
+        shown = truncate(self.value, 60)
+        return Measurement(
+            score=1.0 if passed else 0.0,
+            hits=[f"matches /{shown}/"] if passed else [],
+            misses=[] if passed else [f"does not match /{shown}/"],
+            details=[
+                detail(
+                    "regex",
+                    passed,
+                    expected=self.value,
+                    actual=match.group(0) if match is not None else ctx.output,
+                )
+            ],
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def compile_re2(pattern: str, *, case_sensitive: bool = True) -> Any:
+    """Compile a pattern with RE2, raising ValueError with a fix-it message when it cannot.
+
+    Called when the suite loads, so a bad pattern never reaches a run; cached because the
+    same pattern is matched against every case.
+    """
+    import re2
+
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise ValueError(
+            f"regex is {len(pattern)} characters long; the limit is {MAX_PATTERN_LENGTH}. "
+            "Split it into several regex graders."
+        )
+    options = re2.Options()
+    options.case_sensitive = case_sensitive
+    options.log_errors = False  # the error is ours to report, not RE2's to print on stderr
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise ValueError(
+            f"regex {pattern!r} is not valid RE2 ({reason}). RE2 has no backreferences or "
+            "lookaround; rewrite the pattern without them."
+        ) from None

@@ -1,0 +1,109 @@
+"""The terminal summary of a run (rich): distribution, both dimensions, the cases that matter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from assay.results import CaseResult, RunResult, Verdict
+
+__all__ = ["VERDICT_STYLE", "render_run"]
+
+VERDICT_STYLE: dict[Verdict, str] = {
+    "pass": "green",
+    "borderline": "yellow",
+    "fail": "red",
+    "error": "magenta",
+}
+
+ALL_CASES_UP_TO = 50
+"""Runs with at most this many cases list every case; larger runs list only non-passing ones."""
+
+
+def _score(score: float | None) -> str:
+    return "—" if score is None else f"{score:.2f}"
+
+
+def _why(case: CaseResult) -> str:
+    if case.error is not None:
+        return f"{case.error.type}: {case.error.message}"
+    misses = [f"{g.name}: {m}" for g in case.grader_results if g.verdict == "fail" for m in g.misses]
+    if not misses:
+        misses = [f"{g.name} scored {_score(g.score)}" for g in case.grader_results if g.verdict == "fail"]
+    return "; ".join(misses[:3]) + (f" (+{len(misses) - 3} more)" if len(misses) > 3 else "")
+
+
+def _case_table(cases: Iterable[CaseResult], total: int) -> Table | None:
+    table = Table(title="Cases", title_justify="left", expand=False)
+    table.add_column("case", overflow="fold")
+    table.add_column("verdict")
+    table.add_column("score", justify="right")
+    table.add_column("threshold", justify="right")
+    table.add_column("why", overflow="fold", max_width=70)
+    shown = hidden = 0
+    for case in cases:
+        if total > ALL_CASES_UP_TO and case.verdict == "pass":
+            continue
+        if shown >= ALL_CASES_UP_TO:
+            hidden += 1
+            continue
+        style = VERDICT_STYLE[case.verdict]
+        table.add_row(
+            case.case_id,
+            Text(case.verdict, style=style),
+            _score(case.score),
+            f"{case.threshold:.2f}",
+            "" if case.verdict == "pass" else _why(case),
+        )
+        shown += 1
+    if hidden:
+        table.caption = f"… and {hidden} more non-passing cases"
+    return table if shown else None
+
+
+def render_run(console: Console, run: RunResult, cases: Iterable[CaseResult]) -> None:
+    """Print a run's summary: the case table, distribution, both dimensions, the verdict."""
+    s, cfg = run.summary, run.config
+    table = _case_table(cases, s.total)
+    if table is not None:
+        console.print(table)
+    parts = [
+        Text(f"{n} {label} ({pct:.0f}%)", style=VERDICT_STYLE[v])
+        for n, label, pct, v in (
+            (s.passed_count, "passed", s.passed_pct, "pass"),
+            (s.borderline_count, "borderline", s.borderline_pct, "borderline"),
+            (s.failed_count, "failed", s.failed_pct, "fail"),
+            (s.error_count, "errors", s.error_pct, "error"),
+        )
+    ]
+    console.print(Text(f"{run.suite} → {run.target}: {s.total} cases  ").append(Text("  ").join(parts)))
+
+    def mark(ok: bool) -> Text:
+        return Text("✓", style="green") if ok else Text("✗", style="red")
+
+    console.print(
+        Text("  metrics ")
+        .append(mark(s.metrics_passed))
+        .append(
+            f" mean score {s.weighted_metrics_score_pct:.1f}% "
+            f"(needs ≥ {cfg.metrics_pass_threshold * 100:.0f}%)"
+        )
+    )
+    console.print(
+        Text("  cases   ")
+        .append(mark(s.cases_passed))
+        .append(f" pass rate {s.cases_pass_rate_pct:.1f}% (needs ≥ {cfg.cases_pass_threshold * 100:.0f}%)")
+    )
+    extras = [f"{run.duration_ms / 1000:.2f}s"]
+    if run.token_usage is not None:
+        extras.append(f"{run.token_usage.total} tokens")
+    if run.cost_usd is not None:
+        extras.append(f"${run.cost_usd:.4f}")
+    console.print(f"  run {run.id}  ({', '.join(extras)})", style="dim")
+    verdict = Text("PASSED", style="bold green") if s.passed else Text("FAILED", style="bold red")
+    if run.status != "completed":
+        verdict = Text(run.status.upper(), style="bold magenta")
+    console.print(Text("  result  ").append(verdict))

@@ -1,0 +1,209 @@
+"""Resolve a loaded suite into an executable plan: target, thresholds, graders per case."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from assay.config import LoadedProject, LoadedSuite, TestCase, case_graders
+from assay.errors import UsageError
+from assay.graders import Grader
+from assay.results import JSON, Message, RunConfigSnapshot
+from assay.scoring import (
+    DEFAULT_CASES_PASS_THRESHOLD,
+    DEFAULT_METRICS_PASS_THRESHOLD,
+    AggregatorSpec,
+    CaseBands,
+    RepeatStrategy,
+    WeightedAverage,
+    resolve_borderline,
+    resolve_threshold,
+)
+from assay.targets import Target, TargetRequest
+
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "CasePlan",
+    "RunOptions",
+    "RunPlan",
+    "iter_cases",
+    "plan_run",
+]
+
+_T = TypeVar("_T")
+
+DEFAULT_CONCURRENCY = 8
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Per-run overrides from the CLI or `EvalConfig`; each wins over every config file."""
+
+    threshold: float | None = None
+    concurrency: int | None = None
+    target: str | None = None
+
+
+@dataclass(frozen=True)
+class CasePlan:
+    """Everything needed to run and grade one test case."""
+
+    test: TestCase
+    graders: tuple[Grader, ...]
+    bands: CaseBands
+    aggregator: AggregatorSpec
+    repeat: int
+    repeat_strategy: RepeatStrategy
+    timeout_s: float | None
+
+    def request(self, base_dir: Path, repeat_index: int) -> TargetRequest:
+        """The target call for one sample of this case."""
+        test = self.test
+        if isinstance(test.input, str):
+            messages: tuple[Message, ...] = (Message(role="user", content=test.input),)
+            raw_input: JSON = test.input
+        else:
+            messages = tuple(Message(role=m.role, content=m.content) for m in test.input)
+            raw_input = [m.model_dump() for m in test.input]
+        return TargetRequest(
+            case_id=test.id,
+            input=raw_input,
+            messages=messages,
+            metadata=dict(test.metadata),
+            repeat_index=repeat_index,
+            base_dir=base_dir,
+        )
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A suite resolved against the project config and the run options."""
+
+    loaded: LoadedSuite
+    target: Target
+    target_name: str
+    target_base_dir: Path
+    concurrency: int
+    config: RunConfigSnapshot
+    cases: tuple[CasePlan, ...] = field(default=())
+
+    @property
+    def suite_name(self) -> str:
+        """The suite's name."""
+        return self.loaded.suite.name
+
+
+def _resolve_target(
+    loaded: LoadedSuite, project: LoadedProject, override: str | None
+) -> tuple[str, Target, Path]:
+    suite = loaded.suite
+    choice = override if override is not None else suite.target
+    if choice is None:
+        choice = project.config.target
+    if choice is None:
+        raise UsageError(
+            f"{loaded.display}: no target. Set `target:` in the suite or in assay.yaml, "
+            "or pass --target NAME"
+        )
+    if isinstance(choice, Target):
+        return choice.describe(), choice, loaded.base_dir
+    if choice in suite.targets:
+        return choice, suite.targets[choice], loaded.base_dir
+    if choice in project.config.targets:
+        return choice, project.config.targets[choice], project.base_dir
+    known = sorted({*suite.targets, *project.config.targets})
+    hint = f" Known targets: {', '.join(known)}." if known else " Define it under `targets:`."
+    raise UsageError(f"{loaded.display}: unknown target '{choice}'.{hint}")
+
+
+def _plan_case(loaded: LoadedSuite, project: LoadedProject, options: RunOptions, test: TestCase) -> CasePlan:
+    suite_exec = loaded.suite.execution
+    test_exec = test.execution
+    project_cfg = project.config
+    threshold = resolve_threshold(
+        cli=options.threshold,
+        test=test_exec.threshold_level() if test_exec else None,
+        suite=suite_exec.threshold_level(),
+        project=project_cfg.threshold_level(),
+    )
+    borderline = resolve_borderline(
+        test=test_exec.borderline_level() if test_exec else None,
+        suite=suite_exec.borderline_level(),
+        project=project_cfg.borderline_level(),
+    )
+
+    def pick(name: str, default: _T) -> _T:
+        for level in (test_exec, suite_exec):
+            value = getattr(level, name, None) if level is not None else None
+            if value is not None:
+                return value  # type: ignore[no-any-return]
+        return default
+
+    return CasePlan(
+        test=test,
+        graders=tuple(g for g, _ in case_graders(loaded.suite, test)),
+        bands=CaseBands(threshold, borderline),
+        aggregator=pick("aggregator", WeightedAverage()),
+        repeat=pick("repeat", 1),
+        repeat_strategy=pick("repeat_strategy", "mean"),
+        timeout_s=pick("timeout_s", None),
+    )
+
+
+def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -> RunPlan:
+    """Resolve the target, the thresholds in force and every case's plan.
+
+    Raises:
+        UsageError: no target, or an unknown target name.
+    """
+    target_name, target, base_dir = _resolve_target(loaded, project, options.target)
+    suite_exec = loaded.suite.execution
+    project_cfg = project.config
+    cases = tuple(_plan_case(loaded, project, options, t) for t in loaded.suite.tests)
+    suite_bands = CaseBands(
+        resolve_threshold(
+            cli=options.threshold,
+            suite=suite_exec.threshold_level(),
+            project=project_cfg.threshold_level(),
+        ),
+        resolve_borderline(
+            suite=suite_exec.borderline_level(),
+            project=project_cfg.borderline_level(),
+        ),
+    )
+    config = RunConfigSnapshot(
+        threshold=suite_bands.threshold,
+        borderline=suite_bands.borderline,
+        metrics_pass_threshold=_first(
+            suite_exec.metrics_pass_threshold,
+            project_cfg.metrics_pass_threshold,
+            DEFAULT_METRICS_PASS_THRESHOLD,
+        ),
+        cases_pass_threshold=_first(
+            suite_exec.cases_pass_threshold,
+            project_cfg.cases_pass_threshold,
+            DEFAULT_CASES_PASS_THRESHOLD,
+        ),
+        threshold_override=options.threshold,
+        case_thresholds={
+            c.test.id: c.bands.threshold for c in cases if c.bands.threshold != suite_bands.threshold
+        },
+    )
+    concurrency = options.concurrency or suite_exec.concurrency or DEFAULT_CONCURRENCY
+    return RunPlan(loaded, target, target_name, base_dir, concurrency, config, cases)
+
+
+def _first(*values: float | None) -> float:
+    for value in values:
+        if value is not None:
+            return value
+    raise ValueError("no value")  # pragma: no cover — callers end with a default
+
+
+def iter_cases(plan: RunPlan, skip: set[str] | None = None) -> Iterator[CasePlan]:
+    """The cases to run, in suite order, without those already done (for resume)."""
+    for case in plan.cases:
+        if skip is None or case.test.id not in skip:
+            yield case

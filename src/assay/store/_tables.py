@@ -1,0 +1,91 @@
+"""The run store schema as SQLAlchemy Core tables, the one place that defines it.
+
+Every store (SQLite today, PostgreSQL with the migration work) and the Alembic migrations
+target this `metadata`, so it stays portable: generic SQLAlchemy types only, and explicit
+constraint names through a naming convention so a migration can refer to them on any backend.
+
+Timestamps are kept as the ISO-8601 strings of the run result (SPEC §8) rather than as
+`DateTime`, so a stored run reads back exactly as it was written; the runner writes them in
+UTC, which makes their text order chronological.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+__all__ = ["case_results", "metadata", "runs"]
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+"""All tables of the run store; `metadata.create_all` and Alembic both start here."""
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("suite", Text, nullable=False),
+    Column("target", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("started_at", Text, nullable=False),
+    Column("finished_at", Text, nullable=True),
+    Column("config", JSON, nullable=False),
+    Column("summary", JSON, nullable=False),
+    Column("snapshot", JSON, nullable=False),
+    Column("duration_ms", Float, nullable=False),
+    # none_as_null: a run without token usage is SQL NULL, not the JSON text 'null'.
+    Column("token_usage", JSON(none_as_null=True), nullable=True),
+    Column("cost_usd", Float, nullable=True),
+    Column("assay_version", Text, nullable=False),
+    Index(None, "suite", "started_at"),
+)
+"""One row per run: the run result without its case results, plus the config snapshot."""
+
+case_results = Table(
+    "case_results",
+    metadata,
+    # BIGINT on servers; SQLite only autoincrements a column declared INTEGER PRIMARY KEY.
+    Column(
+        "id",
+        BigInteger().with_variant(Integer, "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
+    Column(
+        "run_id",
+        Text,
+        ForeignKey("runs.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("seq", Integer, nullable=False),
+    Column("case_id", Text, nullable=False),
+    Column("verdict", String(16), nullable=False),
+    Column("score", Float, nullable=True),
+    Column("data", JSON, nullable=False),
+    UniqueConstraint("run_id", "case_id"),
+    Index(None, "run_id", "seq", unique=True),
+)
+"""One row per graded case; `data` is the full `CaseResult`, `seq` its position in the run.
+
+`case_id`, `verdict` and `score` are copied out of `data` so listings and comparisons can
+filter and sort without parsing JSON.
+"""

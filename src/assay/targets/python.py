@@ -1,0 +1,134 @@
+"""The `python` target: call a function of the user's code with each case, in process."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import re
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, PrivateAttr, field_validator
+
+from assay._strict_model import suggest
+from assay.errors import TargetError, UsageError
+from assay.results import JSON, TargetOutput
+from assay.targets._base import Target, TargetRequest
+from assay.targets._output import parse_target_output, with_duration
+
+__all__ = ["PythonTarget"]
+
+_FUNCTION_REF = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+UserFunction = Callable[[dict[str, JSON]], object]
+
+
+class PythonTarget(Target):
+    """Calls `module:function` (sync or async) with the case mapping of `TargetRequest.as_mapping`.
+
+    The function returns a string or the structured output mapping (SPEC §3). Sync functions run
+    in a worker thread so they do not block other cases; an exception makes the case an `error`.
+    """
+
+    type: Literal["python"]
+    """Target type discriminator."""
+    function: str
+    """The function to call, as `package.module:function` (`module:Class.method` also works)."""
+    python_path: list[str] = Field(default_factory=list)
+    """Directories put in front of `sys.path` before importing, relative to the suite file's
+    directory (which is itself always importable)."""
+
+    _function: UserFunction | None = PrivateAttr(default=None)
+
+    @field_validator("function")
+    @classmethod
+    def _check_reference(cls, value: str) -> str:
+        if not _FUNCTION_REF.fullmatch(value):
+            raise ValueError(
+                f"'{value}' is not a function reference; write 'package.module:function', "
+                "e.g. 'my_agent.bot:answer'"
+            )
+        return value
+
+    def describe(self) -> str:
+        """The function reference, e.g. `python my_agent.bot:answer`."""
+        return f"python {self.function}"
+
+    async def setup(self, base_dir: Path) -> None:
+        """Import the function once.
+
+        Raises:
+            UsageError: The module cannot be imported, or the attribute is missing or not
+                callable.
+        """
+        self._function = self._import(base_dir)
+
+    async def call(self, request: TargetRequest) -> TargetOutput:
+        """Call the function with the case and parse what it returns.
+
+        Raises:
+            TargetError: The function raised (the message gives the exception type and
+                message) or returned a value of the wrong shape.
+        """
+        if self._function is None:
+            self._function = self._import(request.base_dir)
+        function = self._function
+        case = request.as_mapping()
+        started = time.perf_counter()
+        try:
+            # A plain bool: narrowing `function` itself would make mypy reject the thread call.
+            is_async = inspect.iscoroutinefunction(function)
+            if is_async:
+                result = function(case)
+            else:
+                result = await asyncio.to_thread(function, case)
+            if inspect.isawaitable(result):
+                result = await result
+        except TargetError:
+            raise
+        except Exception as exc:
+            name = type(exc).__name__
+            raise TargetError(
+                f"function '{self.function}' raised {name}: {exc}", kind=name
+            ) from exc
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        output = parse_target_output(result, source=f"function '{self.function}'")
+        return with_duration(output, elapsed_ms)
+
+    def _import(self, base_dir: Path) -> UserFunction:
+        module_name, _, qualname = self.function.partition(":")
+        where = f"python target '{self.function}'"
+        search = [(base_dir / entry).resolve() for entry in self.python_path] + [base_dir.resolve()]
+        for directory in reversed(search):
+            if str(directory) not in sys.path:
+                sys.path.insert(0, str(directory))
+        # Finders cache directory listings; a module written since the last import must be seen.
+        importlib.invalidate_caches()
+        try:
+            target: object = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            searched = ", ".join(str(d) for d in search)
+            raise UsageError(
+                f"{where}: cannot import module '{module_name}': {exc}. Searched {searched} "
+                "and the installed packages; add the module's directory to `python_path`."
+            ) from exc
+        except Exception as exc:
+            raise UsageError(
+                f"{where}: importing module '{module_name}' failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        owner = module_name
+        for attribute in qualname.split("."):
+            if not hasattr(target, attribute):
+                public = {name for name in dir(target) if not name.startswith("_")}
+                hint = suggest(attribute, public)
+                raise UsageError(f"{where}: '{owner}' has no attribute '{attribute}'.{hint}")
+            target = getattr(target, attribute)
+            owner = f"{owner}.{attribute}" if owner != module_name else f"{owner}:{attribute}"
+        if not callable(target):
+            kind = type(target).__name__
+            raise UsageError(f"{where}: '{self.function}' is not callable (it is of type {kind})")
+        return target

@@ -1,0 +1,177 @@
+"""Malformed suites: each problem is one located line (file:line path: message)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.config import load_suite
+from assay.errors import ConfigError
+from tests.conftest import write
+
+HEADER = """name: demo
+target: {type: fake, responses: ["ok"]}
+tests:
+"""
+
+
+def _errors(tmp_path: Path, body: str, name: str = "s.eval.yaml") -> list[str]:
+    write(tmp_path / name, body)
+    with pytest.raises(ConfigError) as info:
+        load_suite(tmp_path / name)
+    return [str(issue) for issue in info.value.issues]
+
+
+def test_bad_yaml_reports_line(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, HEADER + "  - id: a\n    input: [unclosed\n")
+    assert len(errors) == 1
+    assert errors[0].startswith("s.eval.yaml:")
+    assert "invalid YAML" in errors[0]
+
+
+def test_unknown_key_suggests_the_closest(tmp_path: Path) -> None:
+    errors = _errors(
+        tmp_path,
+        HEADER + "  - id: a\n    input: hi\n    expected_ouput: x\n"
+        "    assertions: [{type: contains, value: hi}]\n",
+    )
+    assert errors == [
+        "s.eval.yaml:6 tests[0].expected_ouput: unknown key 'expected_ouput'. "
+        "Did you mean 'expected_output'?"
+    ]
+
+
+def test_unknown_grader_type_suggests_the_closest(tmp_path: Path) -> None:
+    errors = _errors(
+        tmp_path,
+        HEADER + "  - id: a\n    input: hi\n    assertions:\n      - {type: contain, value: x}\n",
+    )
+    assert len(errors) == 1
+    assert errors[0].startswith(
+        "s.eval.yaml:7 tests[0].assertions[0]: unknown grader type 'contain'. "
+        "Did you mean 'contains'?"
+    )
+
+
+def test_wrong_type_names_the_field_and_value(tmp_path: Path) -> None:
+    errors = _errors(
+        tmp_path,
+        HEADER + "  - id: a\n    input: hi\n    assertions:\n"
+        "      - {type: contains, value: x, weight: heavy}\n",
+    )
+    assert errors == [
+        "s.eval.yaml:7 tests[0].assertions[0].weight: Input should be a valid number, "
+        "unable to parse string as a number (got 'heavy')"
+    ]
+
+
+def test_bad_regex_is_rejected_at_load(tmp_path: Path) -> None:
+    errors = _errors(
+        tmp_path,
+        HEADER + "  - id: a\n    input: hi\n    assertions:\n"
+        "      - type: regex\n        value: '(a)\\1'\n",
+    )
+    assert len(errors) == 1
+    assert errors[0].startswith("s.eval.yaml:8 tests[0].assertions[0].value: regex '(a)\\\\1' is not valid RE2")
+    assert "backreferences" in errors[0]
+
+
+def test_duplicate_test_id_points_at_both(tmp_path: Path) -> None:
+    errors = _errors(
+        tmp_path,
+        HEADER + "  - {id: a, input: hi, assertions: [{type: contains, value: x}]}\n"
+        "  - {id: a, input: ho, assertions: [{type: contains, value: x}]}\n",
+    )
+    assert errors == [
+        "s.eval.yaml:5 tests[1].id: duplicate test id 'a' (first used at s.eval.yaml:4); "
+        "test ids must be unique within a suite"
+    ]
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_suite(tmp_path / "nope.eval.yaml")
+    assert str(info.value) == "nope.eval.yaml: file not found"
+
+
+def test_missing_tests_file(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, "name: demo\ntests: ./cases.jsonl\n")
+    assert errors == ["s.eval.yaml:2 tests: tests file './cases.jsonl' not found"]
+
+
+def test_missing_required_key(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, HEADER + "  - id: a\n    assertions: [{type: contains, value: x}]\n")
+    assert errors == ["s.eval.yaml:4 tests[0].input: missing required key 'input'"]
+
+
+def test_duplicate_yaml_key(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, "name: a\nname: b\ntests: []\n")
+    assert errors == ["s.eval.yaml:2 name: duplicate key 'name' (first defined on line 1); remove one of them"]
+
+
+def test_bad_suite_name(tmp_path: Path) -> None:
+    errors = _errors(
+        tmp_path, "name: Demo Suite\ntests:\n  - {id: a, input: x, assertions: [{type: is-json}]}\n"
+    )
+    assert errors == [
+        "s.eval.yaml:1 name: String should match pattern '^[a-z0-9][a-z0-9-]*$' (got 'Demo Suite')"
+    ]
+
+
+def test_nothing_to_grade(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, HEADER + "  - {id: a, input: hi}\n")
+    assert errors == [
+        "s.eval.yaml:4 tests[0]: test 'a' has nothing to grade: add `assertions` with weight > 0 "
+        "(or suite-level `assertions`)"
+    ]
+
+
+def test_value_or_expected_output_needed(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, HEADER + "  - {id: a, input: hi, assertions: [{type: equals}]}\n")
+    assert errors == [
+        "s.eval.yaml:4 tests[0].assertions[0]: equals has no `value` and test 'a' has no "
+        "`expected_output`; give one of them"
+    ]
+
+
+def test_unset_env_var(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ASSAY_TEST_UNSET", raising=False)
+    errors = _errors(tmp_path, "name: ${ASSAY_TEST_UNSET}\ntests: []\n")
+    assert errors == [
+        "s.eval.yaml:1 name: environment variable ASSAY_TEST_UNSET is not set. Set it, or give "
+        "a default: ${ASSAY_TEST_UNSET:-value}"
+    ]
+
+
+def test_several_problems_are_all_reported(tmp_path: Path) -> None:
+    errors = _errors(
+        tmp_path,
+        HEADER + "  - {id: a, input: hi, assertions: [{type: contians, value: x}]}\n"
+        "  - {id: b, input: 3, assertions: [{type: contains, value: x, wieght: 2}]}\n",
+    )
+    assert [e.split(":")[1].split(" ")[0] for e in errors] == ["4", "5", "5"]
+
+
+def test_threshold_and_verdicts_pass_disagree(tmp_path: Path) -> None:
+    errors = _errors(
+        tmp_path,
+        "name: demo\nexecution: {threshold: 0.8, verdicts: {pass: 0.9}}\n"
+        "tests:\n  - {id: a, input: x, assertions: [{type: is-json}]}\n",
+    )
+    assert errors == [
+        "s.eval.yaml:2 execution: threshold (0.8) and verdicts.pass (0.9) disagree; they are the "
+        "same setting, keep one"
+    ]
+
+
+def test_safety_gate_names_must_exist(tmp_path: Path) -> None:
+    errors = _errors(
+        tmp_path,
+        HEADER + "  - id: a\n    input: hi\n    assertions:\n      - type: composite\n"
+        "        aggregator: {type: safety_gate, required: [no-pii]}\n"
+        "        assertions: [{type: contains, value: x, name: other}]\n",
+    )
+    assert errors == [
+        "s.eval.yaml:8 tests[0].assertions[0].aggregator.required: no member grader is named 'no-pii'"
+    ]

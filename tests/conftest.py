@@ -1,0 +1,25 @@
+"""Shared fixtures: every test runs in its own working directory so stores never collide."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Run in a fresh directory with no project config or store env var inherited."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ASSAY_DATABASE_URL", raising=False)
+    yield
+    assert Path.cwd() == tmp_path or os.path.exists(tmp_path)
+
+
+def write(path: Path, text: str) -> Path:
+    """Write a file, creating parent directories; returns the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
