@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check --quiet
 
-.PHONY: demo test lint typecheck unit schema clean
+.PHONY: demo test lint typecheck unit schema docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,3 +47,6 @@ schema: $(VENV)/.installed
 
 clean:
 	rm -rf $(VENV) .assay .coverage coverage.xml .mypy_cache .ruff_cache .pytest_cache
+
+docs: $(VENV)/.installed
+	$(BIN)/python scripts/gen_cli_docs.py

@@ -53,7 +53,9 @@ tests:
 def test_deprecated_type_names_map_to_replacements() -> None:
     data = {
         "name": "x",
-        "tests": [{"id": "a", "input": "x", "assertions": [{"type": "llm_judge"}, {"type": "code_judge"}]}],
+        "tests": [
+            {"id": "a", "input": "x", "assertions": [{"type": "llm_judge"}, {"type": "code_judge"}]}
+        ],
     }
     warnings, errors = rewrite_suite(data, SourceMap(default_file="f"))
     assert errors == []
@@ -78,7 +80,10 @@ def test_alias_and_canonical_together_is_an_error(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError) as info:
         load_suite(tmp_path / "s.eval.yaml")
-    assert str(info.value) == "s.eval.yaml:3 assert: 'assert' and 'assertions' are both set; keep 'assertions'"
+    assert (
+        str(info.value)
+        == "s.eval.yaml:3 assert: 'assert' and 'assertions' are both set; keep 'assertions'"
+    )
 
 
 def test_numeric_required_with_min_score_is_an_error(tmp_path: Path) -> None:
@@ -95,7 +100,8 @@ def test_numeric_required_with_min_score_is_an_error(tmp_path: Path) -> None:
 def test_metadata_is_never_rewritten(tmp_path: Path) -> None:
     write(
         tmp_path / "s.eval.yaml",
-        "name: demo\ntests:\n  - id: a\n    input: x\n    metadata: {pass_threshold: 90, assert: 1}\n"
+        "name: demo\ntests:\n  - id: a\n    input: x\n"
+        "    metadata: {pass_threshold: 90, assert: 1}\n"
         "    assertions: [{type: is-json}]\n",
     )
     loaded = load_suite(tmp_path / "s.eval.yaml")

@@ -17,7 +17,10 @@ def test_jsonl(tmp_path: Path) -> None:
     write(tmp_path / "s.eval.yaml", SUITE.replace("{spec}", "./cases.jsonl"))
     write(
         tmp_path / "cases.jsonl",
-        '{"id": "a", "input": "hi", "tags": ["t"]}\n\n{"id": "b", "input": "ho", "expected_output": {"k": 1}}\n',
+        (
+            '{"id": "a", "input": "hi", "tags": ["t"]}\n\n'
+            '{"id": "b", "input": "ho", "expected_output": {"k": 1}}\n'
+        ),
     )
     suite = load_suite(tmp_path / "s.eval.yaml").suite
     assert [(t.id, t.input, t.tags, t.expected_output) for t in suite.tests] == [
@@ -31,7 +34,10 @@ def test_jsonl_errors_are_located_in_the_jsonl_file(tmp_path: Path) -> None:
     write(tmp_path / "cases.jsonl", '{"id": "a", "input": "hi"}\n{"id": "b", "inptu": "ho"}\n')
     with pytest.raises(ConfigError) as info:
         load_suite(tmp_path / "s.eval.yaml")
-    assert str(info.value) == "cases.jsonl:2 tests[1].inptu: unknown key 'inptu'. Did you mean 'input'?"
+    assert (
+        str(info.value)
+        == "cases.jsonl:2 tests[1].inptu: unknown key 'inptu'. Did you mean 'input'?"
+    )
 
 
 def test_jsonl_bad_json(tmp_path: Path) -> None:
@@ -47,7 +53,8 @@ def test_csv(tmp_path: Path) -> None:
     write(
         tmp_path / "cases.csv",
         "id,input,expected_output,context,tags,metadata.lang,assertions\n"
-        'a,"Hello, world",hi,doc one;doc two,x;y,en,"[{""type"": ""icontains"", ""value"": ""h""}]"\n'
+        'a,"Hello, world",hi,doc one;doc two,x;y,en,'
+        '"[{""type"": ""icontains"", ""value"": ""h""}]"\n'
         "b,second,,,,,\n",
     )
     suite = load_suite(tmp_path / "s.eval.yaml").suite
@@ -66,7 +73,7 @@ def test_csv(tmp_path: Path) -> None:
 
 def test_csv_errors_are_located_by_row(tmp_path: Path) -> None:
     write(tmp_path / "s.eval.yaml", SUITE.replace("{spec}", "./cases.csv"))
-    write(tmp_path / "cases.csv", "id,input\na,hi\nb,\"multi\nline\"\nc with space,x\n")
+    write(tmp_path / "cases.csv", 'id,input\na,hi\nb,"multi\nline"\nc with space,x\n')
     with pytest.raises(ConfigError) as info:
         load_suite(tmp_path / "s.eval.yaml")
     assert str(info.value) == (

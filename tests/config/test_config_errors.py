@@ -73,7 +73,9 @@ def test_bad_regex_is_rejected_at_load(tmp_path: Path) -> None:
         "      - type: regex\n        value: '(a)\\1'\n",
     )
     assert len(errors) == 1
-    assert errors[0].startswith("s.eval.yaml:8 tests[0].assertions[0].value: regex '(a)\\\\1' is not valid RE2")
+    assert errors[0].startswith(
+        "s.eval.yaml:8 tests[0].assertions[0].value: regex '(a)\\\\1' is not valid RE2"
+    )
     assert "backreferences" in errors[0]
 
 
@@ -107,7 +109,9 @@ def test_missing_required_key(tmp_path: Path) -> None:
 
 def test_duplicate_yaml_key(tmp_path: Path) -> None:
     errors = _errors(tmp_path, "name: a\nname: b\ntests: []\n")
-    assert errors == ["s.eval.yaml:2 name: duplicate key 'name' (first defined on line 1); remove one of them"]
+    assert errors == [
+        "s.eval.yaml:2 name: duplicate key 'name' (first defined on line 1); remove one of them"
+    ]
 
 
 def test_bad_suite_name(tmp_path: Path) -> None:
@@ -173,5 +177,6 @@ def test_safety_gate_names_must_exist(tmp_path: Path) -> None:
         "        assertions: [{type: contains, value: x, name: other}]\n",
     )
     assert errors == [
-        "s.eval.yaml:8 tests[0].assertions[0].aggregator.required: no member grader is named 'no-pii'"
+        "s.eval.yaml:8 tests[0].assertions[0].aggregator.required: "
+        "no member grader is named 'no-pii'"
     ]

@@ -23,9 +23,6 @@ from assay.results import (
 )
 from assay.store import SQLiteStore
 
-MakeRun = Callable[..., RunResult]
-MakeCase = Callable[..., CaseResult]
-
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
@@ -78,13 +75,13 @@ def _case(case_id: str, *, score: float | None = 0.9, verdict: str = "pass") -> 
 
 
 @pytest.fixture
-def make_run() -> MakeRun:
+def make_run() -> Callable[..., RunResult]:
     """A `running` run with a config snapshot that carries an extra field."""
     return _run
 
 
 @pytest.fixture
-def make_case() -> MakeCase:
+def make_case() -> Callable[..., CaseResult]:
     """A minimal case result."""
     return _case
 

@@ -303,6 +303,29 @@ def test_a_missing_relative_program_names_the_directory(tmp_path: Path) -> None:
     assert str(caught.value) == f"command './missing.sh' not found in {tmp_path}"
 
 
+def test_a_missing_absolute_program_is_named_as_given(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nope" / "agent")
+    with pytest.raises(TargetError) as caught:
+        _call(_target([missing]), tmp_path)
+    assert str(caught.value) == f"command '{missing}' not found"
+    with pytest.raises(UsageError) as usage:
+        asyncio.run(_target([missing]).setup(tmp_path))
+    assert str(usage.value) == f"command target: executable '{missing}' not found"
+
+
+def test_a_program_without_execute_permission_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "agent.sh").write_text("#!/bin/sh\necho hi\n")
+    with pytest.raises(TargetError) as caught:
+        _call(_target(["./agent.sh"]), tmp_path)
+    assert str(caught.value) == "command './agent.sh' is not executable"
+
+
+def test_a_missing_working_directory_is_an_error_when_called(tmp_path: Path) -> None:
+    with pytest.raises(TargetError) as caught:
+        _call(_target([PY, "-c", "print(1)"], cwd="gone"), tmp_path)
+    assert str(caught.value) == f"command working directory {tmp_path / 'gone'} does not exist"
+
+
 def test_setup_rejects_a_missing_executable(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as caught:
         asyncio.run(_target("assay-no-such-program --flag").setup(tmp_path))

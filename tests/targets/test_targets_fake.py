@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +35,19 @@ def _outputs(target: FakeTarget, inputs: list[JSON]) -> list[str]:
 def test_a_list_is_answered_in_call_order_and_cycles() -> None:
     target = _fake(responses=["one", "two", "three"])
     assert _outputs(target, ["a"] * 5) == ["one", "two", "three", "one", "two"]
+
+
+def test_setup_restarts_the_list_and_calls_leave_the_config_equal() -> None:
+    target = _fake(responses=["one", "two"])
+
+    async def run() -> list[str]:
+        first = await target.call(_request())
+        await target.setup(Path())
+        again = await target.call(_request())
+        return [first.output, again.output]
+
+    assert asyncio.run(run()) == ["one", "one"]
+    assert target == _fake(responses=["one", "two"])
 
 
 def test_concurrent_calls_get_consecutive_list_entries() -> None:

@@ -169,6 +169,14 @@ def test_a_bad_shape_names_the_field(value: object, message: str) -> None:
     assert str(caught.value) == f"invalid output from function 'agent:answer': {message}"
 
 
+def test_many_errors_are_capped_at_five() -> None:
+    value = {"output": "x", "tool_calls": [{"args": {}} for _ in range(7)]}
+    with pytest.raises(TargetError) as caught:
+        parse_target_output(value)
+    shown = "; ".join(f"tool_calls[{i}].tool: Field required" for i in range(5))
+    assert str(caught.value) == f"invalid output from target: {shown}; and 2 more"
+
+
 @pytest.mark.parametrize(("value", "kind"), [(42, "int"), (None, "NoneType"), (["a"], "list")])
 def test_a_value_that_is_neither_text_nor_mapping_is_an_error(value: object, kind: str) -> None:
     with pytest.raises(TargetError) as caught:

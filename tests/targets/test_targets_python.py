@@ -63,6 +63,11 @@ async def async_fail(case):
     raise KeyError("missing")
 
 
+def target_error(case):
+    from assay.errors import TargetError
+    raise TargetError("rate limited", kind="RateLimit")
+
+
 def wrong_type(case):
     return 42
 
@@ -153,6 +158,12 @@ def test_the_duration_is_measured_when_not_reported(agent: str, tmp_path: Path) 
     assert 50 <= output.duration_ms < 5000
 
 
+def test_setup_leaves_the_config_equal(agent: str, tmp_path: Path) -> None:
+    target = _target(f"{agent}:echo")
+    asyncio.run(target.setup(tmp_path))
+    assert target == _target(f"{agent}:echo")
+
+
 def test_call_without_setup_imports_from_the_request_base_dir(agent: str, tmp_path: Path) -> None:
     target = _target(f"{agent}:echo")
     assert asyncio.run(target.call(_request(tmp_path, "lazy"))).output == "echo: lazy"
@@ -191,6 +202,12 @@ def test_a_failing_function_is_a_target_error(
     with pytest.raises(TargetError) as caught:
         _call(_target(f"{agent}:{function}"), tmp_path)
     assert str(caught.value) == message.format(agent=agent)
+
+
+def test_a_target_error_from_the_function_passes_through(agent: str, tmp_path: Path) -> None:
+    with pytest.raises(TargetError) as caught:
+        _call(_target(f"{agent}:target_error"), tmp_path)
+    assert (str(caught.value), caught.value.kind) == ("rate limited", "RateLimit")
 
 
 def test_the_error_kind_is_the_exception_type(agent: str, tmp_path: Path) -> None:

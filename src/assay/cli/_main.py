@@ -15,7 +15,15 @@ import click
 from assay._version import __version__
 from assay.errors import UserError
 
-__all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "app", "main"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_FAILED",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "app",
+    "main",
+]
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -68,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    except Exception:  # noqa: BLE001 — the one place internal errors are reported
+    except Exception:
         traceback.print_exc()
         click.echo(
             "internal error: this is a bug in assay; please report it with the traceback above",

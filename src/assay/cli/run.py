@@ -33,7 +33,14 @@ def command(
     Exit code 0 when every run passes, 1 when any fails, 2 for a configuration error.
     """
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     from assay.api import run_loaded
     from assay.cli._output import print_warnings
@@ -66,7 +73,7 @@ def command(
             ) as progress:
                 task = progress.add_task(loaded.suite.name, total=len(loaded.suite.tests))
 
-                def advance(_: CaseResult, task_id: int = task) -> None:
+                def advance(_: CaseResult, task_id: TaskID = task) -> None:
                     progress.advance(task_id)
 
                 run = asyncio.run(run_loaded(loaded, project, options, store, on_case=advance))
@@ -75,7 +82,9 @@ def command(
                 render_run(out, run, store.iter_case_results(run.id))
                 out.print(f"  stored in {store.describe()}", style="dim")
         if as_json:
-            full = [r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs]
+            full = [
+                r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs
+            ]
             click.echo(render_json(full[0]) if len(full) == 1 else render_json_many(full))
     finally:
         store.close()

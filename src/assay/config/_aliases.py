@@ -60,7 +60,9 @@ class _Rewriter:
         self.rename(mapping, path, "pass_threshold", "threshold")
         if isinstance(value, int | float) and not isinstance(value, bool) and value > 1:
             mapping["threshold"] = value / 100.0
-            self.warn((*path, "threshold"), f"read pass_threshold {value} as threshold {value / 100}")
+            self.warn(
+                (*path, "threshold"), f"read pass_threshold {value} as threshold {value / 100}"
+            )
 
     def assertions_key(self, mapping: dict[str, JSON], path: LocPath) -> None:
         for old in _ASSERTION_ALIASES:
@@ -141,7 +143,9 @@ def rewrite_suite(data: JSON, source: SourceMap) -> tuple[list[ConfigIssue], lis
     return rewriter.warnings, rewriter.errors
 
 
-def rewrite_tests(tests: list[JSON], source: SourceMap, prefix: LocPath) -> tuple[list[ConfigIssue], list[ConfigIssue]]:
+def rewrite_tests(
+    tests: list[JSON], source: SourceMap, prefix: LocPath
+) -> tuple[list[ConfigIssue], list[ConfigIssue]]:
     """Rewrite tests loaded from a dataset file; returns (warnings, errors)."""
     rewriter = _Rewriter(source)
     for i, test in enumerate(tests):

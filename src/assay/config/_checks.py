@@ -86,7 +86,11 @@ def check_suite(suite: Suite, source: SourceMap) -> list[ConfigIssue]:
         aggregator = test.execution.aggregator if test.execution else None
         aggregator = aggregator or suite.execution.aggregator
         if isinstance(aggregator, SafetyGate):
-            where = (*path, "execution") if test.execution and test.execution.aggregator else ("execution",)
+            where = (
+                (*path, "execution")
+                if test.execution and test.execution.aggregator
+                else ("execution",)
+            )
             issues += [
                 source.issue(
                     (*where, "aggregator", "required"),

@@ -11,7 +11,7 @@ from assay.config._yaml import Located, LocPath, SourceMap, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.results import JSON
 
-__all__ = ["CSV_LIST_FIELDS", "CSV_JSON_FIELDS", "display_path", "load_tests"]
+__all__ = ["CSV_JSON_FIELDS", "CSV_LIST_FIELDS", "display_path", "load_tests"]
 
 CSV_LIST_FIELDS = ("context", "expected_outcomes", "tags")
 """CSV columns holding lists, written as `;`-separated values."""
@@ -38,7 +38,9 @@ def _jsonl(path: Path, name: str) -> tuple[list[JSON], SourceMap]:
             try:
                 item = json.loads(line)
             except json.JSONDecodeError as exc:
-                issues.append(ConfigIssue(name, lineno, "", f"invalid JSON: {exc.msg} (column {exc.colno})"))
+                issues.append(
+                    ConfigIssue(name, lineno, "", f"invalid JSON: {exc.msg} (column {exc.colno})")
+                )
                 continue
             index = len(tests)
             _locate_all((index,), item, Located(name, lineno), source)
@@ -106,16 +108,16 @@ def _yaml_tests(path: Path, name: str) -> tuple[list[JSON], SourceMap]:
                 inner.entries[loc[1:]] = where
         data, source = data["tests"], inner
     if not isinstance(data, list):
-        raise ConfigError([ConfigIssue(name, 1, "", "expected a list of tests (or a mapping with 'tests:')")])
+        raise ConfigError(
+            [ConfigIssue(name, 1, "", "expected a list of tests (or a mapping with 'tests:')")]
+        )
     return data, source
 
 
 _READERS = {".jsonl": _jsonl, ".csv": _csv, ".yaml": _yaml_tests, ".yml": _yaml_tests}
 
 
-def load_tests(
-    spec: str, base_dir: Path, origin: Located
-) -> tuple[list[JSON], SourceMap]:
+def load_tests(spec: str, base_dir: Path, origin: Located) -> tuple[list[JSON], SourceMap]:
     """Load tests from a path or glob relative to the suite's directory.
 
     The returned source map is keyed by test index, ready to graft under `tests`.
@@ -123,7 +125,9 @@ def load_tests(
     pattern = spec if Path(spec).is_absolute() else str(base_dir / spec)
     matches = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(spec) else [pattern]
     if not matches:
-        raise ConfigError([ConfigIssue(origin.file, origin.line, "tests", f"no files match '{spec}'")])
+        raise ConfigError(
+            [ConfigIssue(origin.file, origin.line, "tests", f"no files match '{spec}'")]
+        )
     tests: list[JSON] = []
     source = SourceMap(default_file=origin.file)
     for match in matches:

@@ -23,10 +23,9 @@ def _real_path(loc: tuple[int | str, ...], data: JSON) -> LocPath:
     path: list[str | int] = []
     node = data
     for i, part in enumerate(loc):
-        if isinstance(node, dict) and part in node:
-            path.append(part)
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        in_dict = isinstance(node, dict) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_dict or in_list:
             path.append(part)
             node = node[part]
         elif i == len(loc) - 1 and isinstance(part, str) and isinstance(node, dict):
@@ -73,7 +72,9 @@ def _message(err: Any, path: LocPath) -> str:
     return message
 
 
-def issues_from_validation(exc: ValidationError, data: JSON, source: SourceMap) -> list[ConfigIssue]:
+def issues_from_validation(
+    exc: ValidationError, data: JSON, source: SourceMap
+) -> list[ConfigIssue]:
     """One issue per location; several errors at one place (union members) join with "or"."""
     grouped: dict[LocPath, list[str]] = {}
     for err in exc.errors(include_url=False):
@@ -93,5 +94,7 @@ def issues_from_validation(exc: ValidationError, data: JSON, source: SourceMap) 
     issues = []
     for path, messages in grouped.items():
         where = source.locate(path)
-        issues.append(ConfigIssue(where.file, where.line, format_path(path), "; or ".join(messages)))
+        issues.append(
+            ConfigIssue(where.file, where.line, format_path(path), "; or ".join(messages))
+        )
     return issues

@@ -19,7 +19,7 @@ import yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.results import JSON
 
-__all__ = ["Located", "LocPath", "SourceMap", "format_path", "interpolate_env", "load_yaml"]
+__all__ = ["LocPath", "Located", "SourceMap", "format_path", "interpolate_env", "load_yaml"]
 
 LocPath = tuple[str | int, ...]
 

@@ -25,6 +25,8 @@ from assay.scoring import grader_verdict
 
 __all__ = ["Grader", "GradingContext", "Measurement"]
 
+_NEGATED: dict[Verdict, Verdict] = {"pass": "fail", "fail": "pass"}
+
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
@@ -99,7 +101,7 @@ class Grader(StrictModel, ABC):
         started = time.perf_counter()
         try:
             m = await self.measure(ctx)
-        except Exception as exc:  # noqa: BLE001 — any crash is reported as a grader error
+        except Exception as exc:
             return self._result(
                 score=None,
                 error=ErrorInfo(type=type(exc).__name__, message=str(exc) or repr(exc)),
@@ -124,7 +126,7 @@ class Grader(StrictModel, ABC):
                 cost_usd=m.cost_usd,
                 judge_model=m.judge_model,
                 children=m.children,
-                verdict={"pass": "fail", "fail": "pass"}.get(m.verdict) if m.verdict else None,
+                verdict=_NEGATED.get(m.verdict) if m.verdict else None,
             )
         return self._result(score=m.score, measurement=m, started=started, ctx=ctx)
 

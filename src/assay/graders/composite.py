@@ -40,7 +40,11 @@ class Composite(Grader):
             hits=[f"{m.name}: {h}" for m in members for h in m.hits],
             misses=[f"{m.name}: {x}" for m in members for x in m.misses],
             reasoning=f"{self.aggregator.type} of {len(scored)} member grader(s)",
-            details=[d.model_copy(update={"check": f"{m.name}.{d.check}"}) for m in members for d in m.details],
+            details=[
+                d.model_copy(update={"check": f"{m.name}.{d.check}"})
+                for m in members
+                for d in m.details
+            ],
             children=list(members),
             verdict=folded.verdict,
         )

@@ -12,6 +12,7 @@ from pydantic import Field, field_validator
 from assay.errors import GraderError
 from assay.graders._base import Grader, GradingContext, Measurement
 from assay.graders._details import detail, truncate
+from assay.results import JSON
 
 __all__ = [
     "MAX_PATTERN_LENGTH",
@@ -41,6 +42,23 @@ def _expected_text(value: str | None, ctx: GradingContext, grader: str) -> str:
     return json.dumps(ctx.expected_output, ensure_ascii=False)
 
 
+def _base_form(verb: str) -> str:
+    """'starts with' -> 'start with': the verb after "does not" (its first word loses the -s)."""
+    first, _, rest = verb.partition(" ")
+    return f"{first.removesuffix('s')} {rest}".rstrip()
+
+
+def _same_json(a: JSON, b: JSON) -> bool:
+    """JSON equality: like ==, except that true/false never equal the numbers 1/0."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
 class _StringCheck(Grader):
     """Shared options of the single-value string checks."""
 
@@ -60,7 +78,7 @@ class _StringCheck(Grader):
         return Measurement(
             score=1.0 if passed else 0.0,
             hits=[f"{verb} '{shown}'"] if passed else [],
-            misses=[] if passed else [f"does not {verb.removesuffix('s')} '{shown}'"],
+            misses=[] if passed else [f"does not {_base_form(verb)} '{shown}'"],
             details=[detail(self.type, passed, expected=expected, actual=ctx.output)],
         )
 
@@ -73,9 +91,8 @@ class Equals(_StringCheck):
     """Collapse runs of whitespace and strip both ends before comparing."""
 
     async def measure(self, ctx: GradingContext) -> Measurement:
-        if self.value is None and ctx.expected_output is not None:
-            if not isinstance(ctx.expected_output, str):
-                return self._json_equals(ctx)
+        if self.value is None and not isinstance(ctx.expected_output, str | None):
+            return self._json_equals(ctx)
         expected = _expected_text(self.value, ctx, self.type)
         actual = ctx.output
         if self.ignore_whitespace:
@@ -91,9 +108,12 @@ class Equals(_StringCheck):
             return Measurement(
                 score=0.0,
                 misses=[f"output is not JSON: {exc.msg}"],
-                details=[detail("equals.json", False, expected=ctx.expected_output, actual=ctx.output)],
+                details=[
+                    detail("equals.json", False, expected=ctx.expected_output, actual=ctx.output)
+                ],
             )
-        return self._binary(parsed == ctx.expected_output, json.dumps(ctx.expected_output), ctx, "equals")
+        passed = _same_json(parsed, ctx.expected_output)
+        return self._binary(passed, json.dumps(ctx.expected_output), ctx, "equals")
 
 
 class Contains(_StringCheck):
@@ -103,7 +123,9 @@ class Contains(_StringCheck):
 
     async def measure(self, ctx: GradingContext) -> Measurement:
         expected = _expected_text(self.value, ctx, self.type)
-        return self._binary(self._fold(expected) in self._fold(ctx.output), expected, ctx, "contains")
+        return self._binary(
+            self._fold(expected) in self._fold(ctx.output), expected, ctx, "contains"
+        )
 
 
 class IContains(Contains):
@@ -112,6 +134,15 @@ class IContains(Contains):
     type: Literal["icontains"]  # type: ignore[assignment]
     case_sensitive: bool = False
     """Always false for icontains."""
+
+    @field_validator("case_sensitive")
+    @classmethod
+    def _never_case_sensitive(cls, value: bool) -> bool:
+        if value:
+            raise ValueError(
+                "icontains always ignores case; use contains for a case-sensitive check"
+            )
+        return value
 
 
 class StartsWith(_StringCheck):
@@ -152,7 +183,11 @@ class _ManyValues(Grader):
         found = self._found(ctx)
         return Measurement(
             score=1.0 if passed else 0.0,
-            hits=[f"contains '{truncate(v, 60)}'" for v, ok in zip(self.value, found, strict=True) if ok],
+            hits=[
+                f"contains '{truncate(v, 60)}'"
+                for v, ok in zip(self.value, found, strict=True)
+                if ok
+            ],
             misses=[
                 f"does not contain '{truncate(v, 60)}'"
                 for v, ok in zip(self.value, found, strict=True)

@@ -30,9 +30,13 @@ def _score(score: float | None) -> str:
 def _why(case: CaseResult) -> str:
     if case.error is not None:
         return f"{case.error.type}: {case.error.message}"
-    misses = [f"{g.name}: {m}" for g in case.grader_results if g.verdict == "fail" for m in g.misses]
+    misses = [
+        f"{g.name}: {m}" for g in case.grader_results if g.verdict == "fail" for m in g.misses
+    ]
     if not misses:
-        misses = [f"{g.name} scored {_score(g.score)}" for g in case.grader_results if g.verdict == "fail"]
+        misses = [
+            f"{g.name} scored {_score(g.score)}" for g in case.grader_results if g.verdict == "fail"
+        ]
     return "; ".join(misses[:3]) + (f" (+{len(misses) - 3} more)" if len(misses) > 3 else "")
 
 
@@ -70,16 +74,16 @@ def render_run(console: Console, run: RunResult, cases: Iterable[CaseResult]) ->
     table = _case_table(cases, s.total)
     if table is not None:
         console.print(table)
-    parts = [
-        Text(f"{n} {label} ({pct:.0f}%)", style=VERDICT_STYLE[v])
-        for n, label, pct, v in (
-            (s.passed_count, "passed", s.passed_pct, "pass"),
-            (s.borderline_count, "borderline", s.borderline_pct, "borderline"),
-            (s.failed_count, "failed", s.failed_pct, "fail"),
-            (s.error_count, "errors", s.error_pct, "error"),
-        )
-    ]
-    console.print(Text(f"{run.suite} → {run.target}: {s.total} cases  ").append(Text("  ").join(parts)))
+    rows: tuple[tuple[int, str, float, Verdict], ...] = (
+        (s.passed_count, "passed", s.passed_pct, "pass"),
+        (s.borderline_count, "borderline", s.borderline_pct, "borderline"),
+        (s.failed_count, "failed", s.failed_pct, "fail"),
+        (s.error_count, "errors", s.error_pct, "error"),
+    )
+    parts = [Text(f"{n} {label} ({pct:.0f}%)", style=VERDICT_STYLE[v]) for n, label, pct, v in rows]
+    console.print(
+        Text(f"{run.suite} → {run.target}: {s.total} cases  ").append(Text("  ").join(parts))
+    )
 
     def mark(ok: bool) -> Text:
         return Text("✓", style="green") if ok else Text("✗", style="red")
@@ -95,7 +99,10 @@ def render_run(console: Console, run: RunResult, cases: Iterable[CaseResult]) ->
     console.print(
         Text("  cases   ")
         .append(mark(s.cases_passed))
-        .append(f" pass rate {s.cases_pass_rate_pct:.1f}% (needs ≥ {cfg.cases_pass_threshold * 100:.0f}%)")
+        .append(
+            f" pass rate {s.cases_pass_rate_pct:.1f}% "
+            f"(needs ≥ {cfg.cases_pass_threshold * 100:.0f}%)"
+        )
     )
     extras = [f"{run.duration_ms / 1000:.2f}s"]
     if run.token_usage is not None:

@@ -31,7 +31,7 @@ async def _call_target(
         return None, error, _ms(started)
     except TargetError as exc:
         return None, ErrorInfo(type=exc.kind, message=str(exc)), _ms(started)
-    except Exception as exc:  # noqa: BLE001 — a crashing target is a case error, not a crash
+    except Exception as exc:
         return None, ErrorInfo(type=type(exc).__name__, message=str(exc) or repr(exc)), _ms(started)
     return output, None, output.duration_ms or _ms(started)
 
@@ -40,7 +40,9 @@ def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000.0, 3)
 
 
-async def _sample(target: Target, plan: CasePlan, base_dir: Path, index: int) -> tuple[SampleResult, TargetOutput | None]:
+async def _sample(
+    target: Target, plan: CasePlan, base_dir: Path, index: int
+) -> tuple[SampleResult, TargetOutput | None]:
     output, error, duration = await _call_target(target, plan, base_dir, index)
     grader_results = []
     if output is not None:
@@ -49,12 +51,16 @@ async def _sample(target: Target, plan: CasePlan, base_dir: Path, index: int) ->
             case_id=test.id,
             output=output.output,
             threshold=plan.bands.threshold,
-            input=test.input if isinstance(test.input, str) else [m.model_dump() for m in test.input],
+            input=test.input
+            if isinstance(test.input, str)
+            else [m.model_dump() for m in test.input],
             expected_output=test.expected_output,
             context=tuple(test.context),
             metadata=dict(test.metadata),
             target_output=output,
-            expected_tool_calls=tuple(c.model_dump(exclude_none=True) for c in test.expected_tool_calls),
+            expected_tool_calls=tuple(
+                c.model_dump(exclude_none=True) for c in test.expected_tool_calls
+            ),
         )
         grader_results = list(await asyncio.gather(*(g.grade(ctx) for g in plan.graders)))
     outcome = score_case(
@@ -85,11 +91,22 @@ async def run_case(target: Target, plan: CasePlan, base_dir: Path) -> CaseResult
         if output is not None and output.cost_usd is not None:
             cost = (cost or 0.0) + output.cost_usd
     if plan.repeat == 1:
-        chosen, score, verdict, error, ci = samples[0], samples[0].score, samples[0].verdict, samples[0].error, None
+        chosen, score, verdict, error, ci = (
+            samples[0],
+            samples[0].score,
+            samples[0].verdict,
+            samples[0].error,
+            None,
+        )
     else:
         reduction = reduce_samples(samples, plan.repeat_strategy, plan.bands)
         chosen = samples[reduction.representative]
-        score, verdict, error, ci = reduction.score, reduction.verdict, reduction.error, reduction.ci95
+        score, verdict, error, ci = (
+            reduction.score,
+            reduction.verdict,
+            reduction.error,
+            reduction.ci95,
+        )
     output = runs[chosen.index][1]
     return CaseResult(
         case_id=test.id,

@@ -145,6 +145,10 @@ async def execute(
         # Keep what finished: the run is closed as interrupted (Ctrl-C) or failed (a bug),
         # and the original exception is what the caller sees.
         with contextlib.suppress(Exception):
-            finish("interrupted" if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt) else "failed")
+            finish(
+                "interrupted"
+                if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
+                else "failed"
+            )
         raise
     return finish("completed")

@@ -118,7 +118,9 @@ def _resolve_target(
     raise UsageError(f"{loaded.display}: unknown target '{choice}'.{hint}")
 
 
-def _plan_case(loaded: LoadedSuite, project: LoadedProject, options: RunOptions, test: TestCase) -> CasePlan:
+def _plan_case(
+    loaded: LoadedSuite, project: LoadedProject, options: RunOptions, test: TestCase
+) -> CasePlan:
     suite_exec = loaded.suite.execution
     test_exec = test.execution
     project_cfg = project.config
@@ -188,7 +190,9 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
         ),
         threshold_override=options.threshold,
         case_thresholds={
-            c.test.id: c.bands.threshold for c in cases if c.bands.threshold != suite_bands.threshold
+            c.test.id: c.bands.threshold
+            for c in cases
+            if c.bands.threshold != suite_bands.threshold
         },
     )
     concurrency = options.concurrency or suite_exec.concurrency or DEFAULT_CONCURRENCY

@@ -12,7 +12,7 @@ from assay.results import ErrorInfo, SampleResult, Verdict
 from assay.scoring._case import CaseBands
 from assay.scoring._verdicts import VERDICT_RANK, score_to_verdict
 
-__all__ = ["RepeatStrategy", "Reduction", "reduce_samples", "t_interval95"]
+__all__ = ["Reduction", "RepeatStrategy", "reduce_samples", "t_interval95"]
 
 RepeatStrategy = Literal["mean", "pass_at_k", "pass_all", "confidence_interval"]
 

@@ -52,5 +52,8 @@ class Store(ResultSink, Protocol):
     def list_runs(self, *, suite: str | None = None, limit: int = 50) -> list[RunResult]:
         """Runs, newest first, without their case results."""
 
+    def describe(self) -> str:
+        """Where the runs live, for messages ("/path/.assay/assay.db")."""
+
     def close(self) -> None:
         """Release connections."""

@@ -104,6 +104,10 @@ class SQLiteStore:
         """The SQLAlchemy engine, for migrations and maintenance that the protocol lacks."""
         return self._engine
 
+    def describe(self) -> str:
+        """Where the runs are, for messages such as "stored in ..."."""
+        return str(self._path)
+
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self._path)!r})"
 

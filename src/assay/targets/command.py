@@ -86,7 +86,7 @@ class CommandTarget(Target):
             found = shutil.which(program, path=self._env().get("PATH")) is not None
         if not found:
             raise UsageError(
-                f"command target: executable '{program}' not found {_where(program, cwd)}"
+                f"command target: executable '{program}' not found{_where(program, cwd)}"
             )
 
     async def call(self, request: TargetRequest) -> TargetOutput:
@@ -145,7 +145,7 @@ class CommandTarget(Target):
             )
         except FileNotFoundError:
             raise TargetError(
-                f"command '{argv[0]}' not found {_where(argv[0], cwd)}", kind="FileNotFoundError"
+                f"command '{argv[0]}' not found{_where(argv[0], cwd)}", kind="FileNotFoundError"
             ) from None
         except PermissionError:
             raise TargetError(
@@ -178,7 +178,10 @@ def _is_path(program: str) -> bool:
 
 
 def _where(program: str, cwd: Path) -> str:
-    return f"in {cwd}" if _is_path(program) else "on PATH"
+    """Where the OS looked for the program, as a suffix of a "not found" message."""
+    if Path(program).is_absolute():
+        return ""
+    return f" in {cwd}" if _is_path(program) else " on PATH"
 
 
 def _kill_group(pid: int) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Literal, Self, TypeAlias
 
 from pydantic import Field, PrivateAttr, model_validator
@@ -18,6 +18,28 @@ __all__ = ["FakeTarget"]
 
 Reply: TypeAlias = str | dict[str, JSON]
 _SHOWN_INPUT_CHARS = 80
+
+
+class _CallCounter:
+    """Index of the next list reply. It is run state, not configuration, so any two counters
+    compare equal and two fakes with the same options stay equal however often they were called.
+    """
+
+    def __init__(self) -> None:
+        self._next = 0
+
+    def take(self) -> int:
+        index, self._next = self._next, self._next + 1
+        return index
+
+    def reset(self) -> None:
+        self._next = 0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _CallCounter)
+
+    def __hash__(self) -> int:
+        return hash(_CallCounter)
 
 
 class FakeTarget(Target):
@@ -37,7 +59,7 @@ class FakeTarget(Target):
     delay_ms: Annotated[float, Field(ge=0.0)] = 0.0
     """Simulated latency before each reply, also reported as the reply's `duration_ms`."""
 
-    _calls: Iterator[int] = PrivateAttr(default_factory=itertools.count)
+    _calls: _CallCounter = PrivateAttr(default_factory=_CallCounter)
 
     @model_validator(mode="after")
     def _check_replies(self) -> Self:
@@ -53,6 +75,11 @@ class FakeTarget(Target):
             _check_reply(label, reply)
         return self
 
+    async def setup(self, base_dir: Path) -> None:
+        """Start the `responses` list from its first entry again, so every run is the same."""
+        del base_dir
+        self._calls.reset()
+
     async def call(self, request: TargetRequest) -> TargetOutput:
         """Return the configured reply for this call, after `delay_ms`.
 
@@ -61,7 +88,7 @@ class FakeTarget(Target):
                 and there is no `default`.
         """
         # Taken before any await, so concurrent calls get consecutive list entries.
-        index = next(self._calls)
+        index = self._calls.take()
         reply = self._pick(request.prompt, index)
         if self.delay_ms:
             await asyncio.sleep(self.delay_ms / 1000)

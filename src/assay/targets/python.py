@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import Field, field_validator
 
 from assay._strict_model import suggest
 from assay.errors import TargetError, UsageError
@@ -25,6 +25,10 @@ __all__ = ["PythonTarget"]
 _FUNCTION_REF = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 UserFunction = Callable[[dict[str, JSON]], object]
+
+# Imported functions by (reference, python_path, suite dir). Kept outside the model so that
+# equality of target configs does not depend on whether `setup` has run.
+_imported: dict[tuple[str, tuple[str, ...], Path], UserFunction] = {}
 
 
 class PythonTarget(Target):
@@ -41,8 +45,6 @@ class PythonTarget(Target):
     python_path: list[str] = Field(default_factory=list)
     """Directories put in front of `sys.path` before importing, relative to the suite file's
     directory (which is itself always importable)."""
-
-    _function: UserFunction | None = PrivateAttr(default=None)
 
     @field_validator("function")
     @classmethod
@@ -65,7 +67,7 @@ class PythonTarget(Target):
             UsageError: The module cannot be imported, or the attribute is missing or not
                 callable.
         """
-        self._function = self._import(base_dir)
+        self._resolve(base_dir)
 
     async def call(self, request: TargetRequest) -> TargetOutput:
         """Call the function with the case and parse what it returns.
@@ -74,9 +76,7 @@ class PythonTarget(Target):
             TargetError: The function raised (the message gives the exception type and
                 message) or returned a value of the wrong shape.
         """
-        if self._function is None:
-            self._function = self._import(request.base_dir)
-        function = self._function
+        function = self._resolve(request.base_dir)
         case = request.as_mapping()
         started = time.perf_counter()
         try:
@@ -98,6 +98,12 @@ class PythonTarget(Target):
         elapsed_ms = (time.perf_counter() - started) * 1000
         output = parse_target_output(result, source=f"function '{self.function}'")
         return with_duration(output, elapsed_ms)
+
+    def _resolve(self, base_dir: Path) -> UserFunction:
+        key = (self.function, tuple(self.python_path), base_dir.resolve())
+        if key not in _imported:
+            _imported[key] = self._import(base_dir)
+        return _imported[key]
 
     def _import(self, base_dir: Path) -> UserFunction:
         module_name, _, qualname = self.function.partition(":")

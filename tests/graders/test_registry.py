@@ -1,0 +1,88 @@
+"""The built-in grader registry and the discriminated union that validates grader specs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+from assay.graders import (
+    BUILTIN_GRADERS,
+    Composite,
+    Contains,
+    ContainsAll,
+    ContainsAny,
+    EndsWith,
+    Equals,
+    Grader,
+    GraderSpec,
+    IContains,
+    IsJson,
+    Regex,
+    StartsWith,
+)
+
+SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
+
+EXPECTED = {
+    "equals": Equals,
+    "contains": Contains,
+    "icontains": IContains,
+    "contains-any": ContainsAny,
+    "contains-all": ContainsAll,
+    "starts-with": StartsWith,
+    "ends-with": EndsWith,
+    "regex": Regex,
+    "is-json": IsJson,
+    "composite": Composite,
+}
+
+MINIMAL: dict[str, dict[str, Any]] = {
+    "equals": {},
+    "contains": {},
+    "icontains": {},
+    "contains-any": {"value": ["x"]},
+    "contains-all": {"value": ["x"]},
+    "starts-with": {},
+    "ends-with": {},
+    "regex": {"value": "x"},
+    "is-json": {},
+    "composite": {"assertions": [{"type": "is-json"}]},
+}
+
+
+def test_builtin_graders_are_exactly_the_canonical_type_names() -> None:
+    assert BUILTIN_GRADERS == EXPECTED
+    assert list(BUILTIN_GRADERS) == list(EXPECTED)
+
+
+def test_every_builtin_is_a_grader_whose_type_matches_its_key() -> None:
+    for name, cls in BUILTIN_GRADERS.items():
+        assert issubclass(cls, Grader)
+        assert "_" not in name
+        grader = SPEC.validate_python({"type": name, **MINIMAL[name]})
+        assert type(grader) is cls
+        assert grader.type == name
+        assert grader.display_name == name
+
+
+def test_grader_spec_covers_every_builtin() -> None:
+    assert set(MINIMAL) == set(BUILTIN_GRADERS)
+
+
+@pytest.mark.parametrize("name", ["contain", "contains_any", "llm_judge", "Contains", ""])
+def test_unknown_type_fails_with_union_tag_invalid(name: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        SPEC.validate_python({"type": name, "value": "x"})
+    errors = info.value.errors()
+    assert len(errors) == 1
+    assert errors[0]["type"] == "union_tag_invalid"
+    assert errors[0]["ctx"]["tag"] == name
+    assert errors[0]["ctx"]["expected_tags"] == ", ".join(f"'{n}'" for n in EXPECTED)
+
+
+def test_missing_type_fails_with_union_tag_not_found() -> None:
+    with pytest.raises(ValidationError) as info:
+        SPEC.validate_python({"value": "x"})
+    assert info.value.errors()[0]["type"] == "union_tag_not_found"
