@@ -50,7 +50,11 @@ def test_aggregator_short_form() -> None:
 
 
 def test_maximum_aggregator() -> None:
-    spec = {"type": "composite", "aggregator": {"type": "maximum"}, "assertions": [has("a"), has("z")]}
+    spec = {
+        "type": "composite",
+        "aggregator": {"type": "maximum"},
+        "assertions": [has("a"), has("z")],
+    }
     assert grade(spec, "abc").score == 1.0
 
 

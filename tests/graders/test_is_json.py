@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from assay.graders import GraderSpec, GradingContext
 from assay.results import Detail, GraderResult
@@ -86,8 +86,6 @@ def test_long_invalid_output_is_truncated_in_the_detail() -> None:
 
 
 def test_is_json_takes_no_value() -> None:
-    from pydantic import ValidationError
-
     with pytest.raises(ValidationError) as info:
         SPEC.validate_python({"type": "is-json", "value": "x"})
     assert info.value.errors()[0]["type"] == "unknown_key"

@@ -1,5 +1,12 @@
 """The public Python API shared by the CLI, the server and users' code."""
 
-from assay.api._evaluate import EvalConfig, EvalSummary, evaluate, evaluate_async, run_loaded
+from assay.api._evaluate import (
+    EvalConfig,
+    EvalSummary,
+    evaluate,
+    evaluate_async,
+    run_loaded,
+    run_plan,
+)
 
-__all__ = ["EvalConfig", "EvalSummary", "evaluate", "evaluate_async", "run_loaded"]
+__all__ = ["EvalConfig", "EvalSummary", "evaluate", "evaluate_async", "run_loaded", "run_plan"]

@@ -11,10 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.config import LoadedProject, LoadedSuite, load_project, load_suite, parse_suite
 from assay.results import JSON, CaseResult, RunResult
-from assay.runner import RunOptions, execute, plan_run
+from assay.runner import RunOptions, RunPlan, execute, plan_run
 from assay.store import MemorySink, ResultSink, Store, open_store
 
-__all__ = ["EvalConfig", "EvalSummary", "evaluate", "evaluate_async", "run_loaded"]
+__all__ = ["EvalConfig", "EvalSummary", "evaluate", "evaluate_async", "run_loaded", "run_plan"]
 
 EvalSummary = RunResult
 """The result of `evaluate`: the SPEC §8 run result with every case result."""
@@ -44,7 +44,16 @@ async def run_loaded(
     on_case: Callable[[CaseResult], None] | None = None,
 ) -> RunResult:
     """Plan and execute one loaded suite into `sink` (results are not kept in memory)."""
-    plan = plan_run(loaded, project, options)
+    return await execute(plan_run(loaded, project, options), sink, on_case=on_case)
+
+
+async def run_plan(
+    plan: RunPlan,
+    sink: ResultSink,
+    *,
+    on_case: Callable[[CaseResult], None] | None = None,
+) -> RunResult:
+    """Execute an already resolved plan into `sink` (the CLI resolves every plan first)."""
     return await execute(plan, sink, on_case=on_case)
 
 

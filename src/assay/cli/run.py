@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import click
 
-__all__ = ["command"]
+__all__ = ["PIPE_WIDTH", "command"]
+
+PIPE_WIDTH = 120
 
 
 @click.command("run")
@@ -42,12 +45,12 @@ def command(
         TimeElapsedColumn,
     )
 
-    from assay.api import run_loaded
+    from assay.api import run_plan
     from assay.cli._output import print_warnings
     from assay.config import discover_suite_files, load_project, load_suite
     from assay.report import render_json, render_json_many, render_run
     from assay.results import CaseResult, RunResult
-    from assay.runner import RunOptions
+    from assay.runner import RunOptions, plan_run
     from assay.store import open_store
 
     project = load_project()
@@ -56,12 +59,15 @@ def command(
     for loaded in suites:
         print_warnings(loaded.warnings)
     options = RunOptions(threshold=threshold, concurrency=concurrency, target=target)
+    plans = [plan_run(loaded, project, options) for loaded in suites]  # every error before any run
     out = Console(highlight=False)
+    if not out.is_terminal and "COLUMNS" not in os.environ:
+        out.width = PIPE_WIDTH  # CI logs and files are not 80 columns wide
     err = Console(stderr=True, highlight=False)
     store = open_store(db or project.config.store)
     runs: list[RunResult] = []
     try:
-        for loaded in suites:
+        for plan in plans:
             with Progress(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
@@ -71,12 +77,12 @@ def command(
                 transient=True,
                 disable=not err.is_terminal,
             ) as progress:
-                task = progress.add_task(loaded.suite.name, total=len(loaded.suite.tests))
+                task = progress.add_task(plan.suite_name, total=len(plan.cases))
 
                 def advance(_: CaseResult, task_id: TaskID = task) -> None:
                     progress.advance(task_id)
 
-                run = asyncio.run(run_loaded(loaded, project, options, store, on_case=advance))
+                run = asyncio.run(run_plan(plan, store, on_case=advance))
             runs.append(run)
             if not as_json:
                 render_run(out, run, store.iter_case_results(run.id))

@@ -34,7 +34,7 @@ class Composite(Grader):
             assert first.error is not None
             raise GraderError(f"member '{first.name}' errored: {first.error.message}")
         scored = [m for m in members if m.weight > 0]
-        folded = fold(self.aggregator, scored)
+        folded = fold(self.aggregator, members)
         return Measurement(
             score=folded.score,
             hits=[f"{m.name}: {h}" for m in members for h in m.hits],

@@ -81,9 +81,8 @@ def render_run(console: Console, run: RunResult, cases: Iterable[CaseResult]) ->
         (s.error_count, "errors", s.error_pct, "error"),
     )
     parts = [Text(f"{n} {label} ({pct:.0f}%)", style=VERDICT_STYLE[v]) for n, label, pct, v in rows]
-    console.print(
-        Text(f"{run.suite} → {run.target}: {s.total} cases  ").append(Text("  ").join(parts))
-    )
+    console.print(Text(f"{run.suite} → {run.target}: {s.total} cases", style="bold"))
+    console.print(Text("  ").append(Text("  ").join(parts)))
 
     def mark(ok: bool) -> Text:
         return Text("✓", style="green") if ok else Text("✗", style="red")

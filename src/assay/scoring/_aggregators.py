@@ -97,12 +97,17 @@ def _weighted(results: Sequence[GraderResult]) -> float:
 
 
 def fold(spec: AggregatorSpec, results: Sequence[GraderResult]) -> Fold:
-    """Fold graded results (weight > 0, none errored) into one score.
+    """Fold grader results into one score.
+
+    Only results with weight > 0 are scored; every result, weight 0 included, can gate a
+    `safety_gate` by name (a gate is a gate whether or not it also counts in the average).
 
     Raises:
-        ValueError: if `results` is empty or contains an errored result; callers handle
+        ValueError: if no result has weight > 0, or a weighted one errored; callers handle
             errors first because an error must never become a number.
     """
+    gates_from = results
+    results = [r for r in results if r.weight > 0]
     if not results:
         raise ValueError("nothing to aggregate: no grader with weight > 0")
     if any(r.score is None for r in results):
@@ -116,7 +121,7 @@ def fold(spec: AggregatorSpec, results: Sequence[GraderResult]) -> Fold:
         case Maximum():
             return Fold(max(scores))
         case SafetyGate(required=names):
-            gates = [r for r in results if r.name in names]
+            gates = [r for r in gates_from if r.name in names]
             if any(r.verdict != "pass" for r in gates):
                 return Fold(0.0)
             others = [r for r in results if r.name not in names]
@@ -125,5 +130,5 @@ def fold(spec: AggregatorSpec, results: Sequence[GraderResult]) -> Fold:
             return Fold(_weighted(results) if reaches(min(scores), bar) else 0.0)
         case ThresholdCount(threshold=bar):
             fraction = sum(r.verdict == "pass" for r in results) / len(results)
-            return Fold(fraction, "pass" if fraction >= bar else "fail")
+            return Fold(fraction, "pass" if reaches(fraction, bar) else "fail")
     raise AssertionError(f"unhandled aggregator {spec!r}")  # pragma: no cover

@@ -66,7 +66,7 @@ def score_case(
     scored = [r for r in grader_results if r.weight > 0]
     gate_failed = any(r.required and r.verdict == "fail" for r in grader_results)
     if scored:
-        folded = fold(aggregator, scored)
+        folded = fold(aggregator, grader_results)
         score, decided = folded.score, folded.verdict
     elif outcomes:
         score, decided = sum(o.passed for o in outcomes) / len(outcomes), None

@@ -1,0 +1,24 @@
+"""Run the installed `assay` console script in a subprocess, as a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ASSAY = str(Path(sys.executable).with_name("assay"))
+
+
+def assay(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run `assay ARGS` in `cwd` with a clean store environment."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ASSAY_DATABASE_URL", "COLUMNS")}
+    return subprocess.run(
+        [ASSAY, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
