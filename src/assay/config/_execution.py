@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from assay._strict_model import StrictModel
 from assay.scoring import AggregatorSpec, BorderlineLevel, RepeatStrategy
 
-__all__ = ["SuiteExecution", "TestExecution", "Unit", "VerdictBands"]
+__all__ = ["SuiteExecution", "TestExecution", "Unit", "VerdictBands", "VerdictSettings"]
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
@@ -38,26 +38,16 @@ class VerdictBands(StrictModel):
         return "off" if self.borderline is None else self.borderline
 
 
-class TestExecution(StrictModel):
-    """Per-test execution settings; each overrides the suite's."""
+class VerdictSettings(StrictModel):
+    """The verdict knobs every configuration level has: `threshold` and `verdicts`."""
 
     threshold: Unit | None = None
     """Case pass threshold (0–1). Overridden only by `--threshold` / `EvalConfig.threshold`."""
     verdicts: VerdictBands | None = None
     """Verdict bands; `verdicts.pass` is the same knob as `threshold`."""
-    aggregator: AggregatorSpec | None = None
-    """How grader scores fold into the case score (default weighted_average)."""
-    repeat: Annotated[int, Field(ge=1, le=1000)] | None = None
-    """Run each case this many times and keep every sample."""
-    repeat_strategy: RepeatStrategy | None = None
-    """How samples reduce to the case result: mean, pass_at_k, pass_all, confidence_interval."""
-    timeout_s: Annotated[float, Field(gt=0)] | None = None
-    """Seconds the target may take for one case before the case is an error."""
-    skip_defaults: bool | None = None
-    """Do not append the suite-level `assertions` to this test."""
 
     @model_validator(mode="after")
-    def _one_threshold(self) -> TestExecution:
+    def _one_threshold(self) -> VerdictSettings:
         bands_pass = self.verdicts.pass_ if self.verdicts else None
         if self.threshold is not None and bands_pass is not None and bands_pass != self.threshold:
             raise ValueError(
@@ -75,6 +65,21 @@ class TestExecution(StrictModel):
     def borderline_level(self) -> BorderlineLevel:
         """This level's borderline setting."""
         return self.verdicts.borderline_level() if self.verdicts else None
+
+
+class TestExecution(VerdictSettings):
+    """Per-test execution settings; each overrides the suite's."""
+
+    aggregator: AggregatorSpec | None = None
+    """How grader scores fold into the case score (default weighted_average)."""
+    repeat: Annotated[int, Field(ge=1, le=1000)] | None = None
+    """Run each case this many times and keep every sample."""
+    repeat_strategy: RepeatStrategy | None = None
+    """How samples reduce to the case result: mean, pass_at_k, pass_all, confidence_interval."""
+    timeout_s: Annotated[float, Field(gt=0)] | None = None
+    """Seconds the target may take for one case before the case is an error."""
+    skip_defaults: bool | None = None
+    """Do not append the suite-level `assertions` to this test."""
 
 
 class SuiteExecution(TestExecution):

@@ -7,10 +7,9 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field
 
 from assay._strict_model import StrictModel
-from assay.config._execution import SuiteExecution, TestExecution, Unit, VerdictBands
+from assay.config._execution import SuiteExecution, TestExecution, Unit, VerdictSettings
 from assay.graders import GraderSpec
 from assay.results import JSON
-from assay.scoring import BorderlineLevel
 from assay.targets import TargetSpec
 
 __all__ = ["ExpectedToolCall", "InputMessage", "ProjectConfig", "Suite", "TestCase"]
@@ -88,13 +87,12 @@ class Suite(StrictModel):
     """The test cases, or a path/glob to YAML, JSONL or CSV files of them."""
 
 
-class ProjectConfig(StrictModel):
-    """Project-wide settings in `assay.yaml`, the lowest-priority level below the suite."""
+class ProjectConfig(VerdictSettings):
+    """Project-wide settings in `assay.yaml`, the lowest-priority level below the suite.
 
-    threshold: Unit | None = None
-    """Default case pass threshold for every suite of the project."""
-    verdicts: VerdictBands | None = None
-    """Default verdict bands."""
+    `threshold` and `verdicts` here are the defaults of every suite of the project.
+    """
+
     metrics_pass_threshold: Unit | None = None
     """Default metrics-dimension threshold."""
     cases_pass_threshold: Unit | None = None
@@ -105,13 +103,3 @@ class ProjectConfig(StrictModel):
     """Targets shared by every suite of the project."""
     store: str | None = None
     """Where runs are stored: a SQLite path or database URL (default .assay/assay.db)."""
-
-    def threshold_level(self) -> float | None:
-        """The project-level threshold: `threshold` or `verdicts.pass`."""
-        if self.threshold is not None:
-            return self.threshold
-        return self.verdicts.pass_ if self.verdicts else None
-
-    def borderline_level(self) -> BorderlineLevel:
-        """The project-level borderline setting."""
-        return self.verdicts.borderline_level() if self.verdicts else None
