@@ -86,7 +86,7 @@ async def evaluate_async(
         memory = MemorySink()
         run = await run_loaded(loaded, project, options, memory)
         return run.model_copy(update={"results": list(memory.results)})
-    store: Store = open_store(config.store or project.config.store)
+    store: Store = open_store(config.store or project.store)
     try:
         run = await run_loaded(loaded, project, options, store)
         return run.model_copy(update={"results": list(store.iter_case_results(run.id))})

@@ -64,7 +64,7 @@ def command(
     if not out.is_terminal and "COLUMNS" not in os.environ:
         out.width = PIPE_WIDTH  # CI logs and files are not 80 columns wide
     err = Console(stderr=True, highlight=False)
-    store = open_store(db or project.config.store)
+    store = open_store(db or project.store)
     runs: list[RunResult] = []
     try:
         for plan in plans:

@@ -62,6 +62,14 @@ class LoadedProject:
         """Directory that relative paths in the project config resolve against."""
         return self.path.parent if self.path else Path.cwd()
 
+    @property
+    def store(self) -> str | None:
+        """The configured store: a URL as written, a relative path resolved against `base_dir`."""
+        store = self.config.store
+        if store is None or "://" in store or Path(store).is_absolute():
+            return store
+        return str(self.base_dir / store)
+
 
 def _expand_tests(data: JSON, source: SourceMap, base_dir: Path) -> list[ConfigIssue]:
     """Replace `tests: <path or glob>` by the tests of those files; returns warnings."""

@@ -143,12 +143,22 @@ async def execute(
                 group.create_task(worker())
     except BaseException as exc:
         # Keep what finished: the run is closed as interrupted (Ctrl-C) or failed (a bug),
-        # and the original exception is what the caller sees.
+        # and the original exception is what the caller sees, not the TaskGroup's wrapper.
+        cause = _first_leaf(exc)
         with contextlib.suppress(Exception):
             finish(
                 "interrupted"
-                if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
+                if isinstance(cause, asyncio.CancelledError | KeyboardInterrupt)
                 else "failed"
             )
+        if cause is not exc:
+            raise cause from None
         raise
     return finish("completed")
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    """The first exception inside (nested) exception groups; `exc` itself if not a group."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
