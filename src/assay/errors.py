@@ -68,10 +68,26 @@ class UsageError(UserError):
 
 
 class TargetError(AssayError):
-    """The system under test failed for one case (exception, exit code, timeout, bad reply)."""
+    """The system under test failed for one case (exception, exit code, timeout, bad reply).
 
-    def __init__(self, message: str, *, kind: str = "TargetError") -> None:
+    `retryable` marks transient failures (HTTP 429 and 5xx, dropped connections) that the
+    runner retries with backoff; `retry_after_s` carries a server's `Retry-After`;
+    `rate_limited` (a 429) also makes the runner lower its concurrency.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "TargetError",
+        retryable: bool = False,
+        retry_after_s: float | None = None,
+        rate_limited: bool = False,
+    ) -> None:
         self.kind = kind
+        self.retryable = retryable or rate_limited
+        self.retry_after_s = retry_after_s
+        self.rate_limited = rate_limited
         super().__init__(message)
 
 

@@ -23,9 +23,11 @@ __all__ = [
     "RunStatus",
     "RunSummary",
     "SampleResult",
+    "SchedulingStats",
     "TargetOutput",
     "TokenUsage",
     "ToolCall",
+    "TurnResult",
     "Verdict",
 ]
 
@@ -132,6 +134,19 @@ class ExpectedOutcomeResult(_Result):
     justification: str = ""
 
 
+class TurnResult(_Result):
+    """One turn of a conversation test."""
+
+    index: int
+    input: JSON
+    output: str | None = None
+    score: float | None
+    verdict: Verdict
+    duration_ms: float = 0.0
+    error: ErrorInfo | None = None
+    grader_results: list[GraderResult] = Field(default_factory=list)
+
+
 class SampleResult(_Result):
     """One execution of a case when `execution.repeat` > 1 (SPEC §1.4)."""
 
@@ -143,6 +158,7 @@ class SampleResult(_Result):
     error: ErrorInfo | None = None
     grader_results: list[GraderResult] = Field(default_factory=list)
     expected_outcome_results: list[ExpectedOutcomeResult] = Field(default_factory=list)
+    turns: list[TurnResult] = Field(default_factory=list)
 
 
 class CaseResult(_Result):
@@ -166,6 +182,8 @@ class CaseResult(_Result):
     tags: list[str] = Field(default_factory=list)
     samples: list[SampleResult] = Field(default_factory=list)
     """Every execution when the case was repeated; empty for a single run."""
+    turns: list[TurnResult] = Field(default_factory=list)
+    """Per-turn results of a conversation test (of the representative sample)."""
     score_ci95: tuple[float, float] | None = None
     """95% t-interval of the mean score (repeat_strategy `confidence_interval`)."""
 
@@ -201,6 +219,23 @@ class RunSummary(_Result):
     judge_error_rate: float = 0.0
 
 
+class SchedulingStats(_Result):
+    """How the run was scheduled: the concurrency actually used, retries, cache use."""
+
+    target_concurrency: int
+    """The configured limit of simultaneous target calls."""
+    target_concurrency_final: int
+    """The limit at the end of the run (lowered on HTTP 429, raised again on success)."""
+    target_concurrency_lowest: int
+    """The lowest the limit went."""
+    rate_limited: int = 0
+    """Target calls that were rate limited (HTTP 429)."""
+    retries: int = 0
+    """Target calls retried after a transient failure."""
+    cache_hits: int = 0
+    cache_misses: int = 0
+
+
 class RunResult(_Result):
     """A run as stored and reported (SPEC §8); `results` may be omitted for listings."""
 
@@ -217,3 +252,4 @@ class RunResult(_Result):
     token_usage: TokenUsage | None = None
     cost_usd: float | None = None
     assay_version: str = ""
+    scheduling: SchedulingStats | None = None

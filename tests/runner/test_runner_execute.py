@@ -23,6 +23,7 @@ from assay.results import (
     RunResult,
     RunStatus,
     RunSummary,
+    SchedulingStats,
     TokenUsage,
     ToolCall,
 )
@@ -145,6 +146,7 @@ class RecordingSink:
         duration_ms: float,
         token_usage: TokenUsage | None,
         cost_usd: float | None,
+        scheduling: SchedulingStats | None = None,
     ) -> None:
         assert self.created is not None and run_id == self.created.id
         self.calls.append(("finish_run", status))

@@ -5,8 +5,21 @@ from assay.api._evaluate import (
     EvalSummary,
     evaluate,
     evaluate_async,
+    open_cache,
+    prepare_resume,
+    resume_run,
     run_loaded,
     run_plan,
 )
 
-__all__ = ["EvalConfig", "EvalSummary", "evaluate", "evaluate_async", "run_loaded", "run_plan"]
+__all__ = [
+    "EvalConfig",
+    "EvalSummary",
+    "evaluate",
+    "evaluate_async",
+    "open_cache",
+    "prepare_resume",
+    "resume_run",
+    "run_loaded",
+    "run_plan",
+]

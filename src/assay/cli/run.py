@@ -13,85 +13,118 @@ PIPE_WIDTH = 120
 
 
 @click.command("run")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--threshold",
     type=click.FloatRange(0.0, 1.0),
     help="Case pass threshold (0–1); wins over every config file and every test.",
 )
-@click.option("--concurrency", type=click.IntRange(1, 4096), help="Cases run at once.")
-@click.option("--target", "target", help="Run against this named target instead of the suite's.")
+@click.option("--concurrency", type=click.IntRange(1, 4096), help="Target calls run at once.")
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    help="Run against this named target instead of the suite's; repeat for a matrix.",
+)
+@click.option("--repeat", type=click.IntRange(1, 1000), help="Samples per case.")
+@click.option("--tag", "tags", multiple=True, help="Run only cases with this tag (repeatable).")
+@click.option("--exclude-tag", "exclude_tags", multiple=True, help="Skip cases with this tag.")
+@click.option("--case", "cases", multiple=True, help="Run only cases whose id matches this glob.")
+@click.option("--resume", "resume", metavar="RUN_ID", help="Complete an interrupted run.")
 @click.option("--db", help="Store runs here (a SQLite path or database URL).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
+@click.option(
+    "--cache-mode",
+    type=click.Choice(["use", "record", "replay"]),
+    default="use",
+    show_default=True,
+    help="use: read and fill; record: always call and refresh; replay: fail on a miss.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run result (SPEC §8) as JSON.")
 def command(
     paths: tuple[str, ...],
     threshold: float | None,
     concurrency: int | None,
-    target: str | None,
+    targets: tuple[str, ...],
+    repeat: int | None,
+    tags: tuple[str, ...],
+    exclude_tags: tuple[str, ...],
+    cases: tuple[str, ...],
+    resume: str | None,
     db: str | None,
+    no_cache: bool,
+    cache_mode: str,
     as_json: bool,
 ) -> int:
-    """Run eval suites (files, or directories of *.eval.yaml) and report the results.
+    """Run eval suites (files, or directories searched for *.eval.yaml) and report the results.
 
-    Exit code 0 when every run passes, 1 when any fails, 2 for a configuration error.
+    Exit code 0 when every run passes, 1 when any fails, 2 for a configuration error,
+    130 when interrupted (finished cases are kept; complete the run with --resume RUN_ID).
     """
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TaskID,
-        TextColumn,
-        TimeElapsedColumn,
-    )
 
-    from assay.api import run_plan
+    from assay.api import open_cache, prepare_resume, run_plan
+    from assay.cache import CacheMode
     from assay.cli._output import print_warnings
+    from assay.cli._progress import RunProgress
     from assay.config import discover_suite_files, load_project, load_suite
+    from assay.errors import UsageError
     from assay.report import render_json, render_json_many, render_run
-    from assay.results import CaseResult, RunResult
+    from assay.results import RunResult
     from assay.runner import RunOptions, plan_run
     from assay.store import open_store
 
+    if resume and paths:
+        raise UsageError("--resume RUN_ID takes no suite paths: the run knows its suite")
+    if not resume and not paths:
+        raise UsageError("give suite files or directories to run, or --resume RUN_ID")
     project = load_project()
     print_warnings(project.warnings)
     suites = [load_suite(path) for path in discover_suite_files(paths)]
     for loaded in suites:
         print_warnings(loaded.warnings)
-    options = RunOptions(threshold=threshold, concurrency=concurrency, target=target)
-    plans = [plan_run(loaded, project, options) for loaded in suites]  # every error before any run
+    base = RunOptions(
+        threshold=threshold,
+        concurrency=concurrency,
+        repeat=repeat,
+        tags=tags,
+        exclude_tags=exclude_tags,
+        cases=cases,
+    )
+    plans = [  # every suite × target is planned, so every error shows before any run
+        plan_run(loaded, project, RunOptions(**{**base.snapshot(), "target": target}))
+        for loaded in suites
+        for target in (targets or (None,))
+    ]
     out = Console(highlight=False)
     if not out.is_terminal and "COLUMNS" not in os.environ:
         out.width = PIPE_WIDTH  # CI logs and files are not 80 columns wide
     err = Console(stderr=True, highlight=False)
+    cache = open_cache(CacheMode.OFF if no_cache else CacheMode(cache_mode))
     store = open_store(db or project.store)
     runs: list[RunResult] = []
     try:
-        for plan in plans:
-            with Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=err,
-                transient=True,
-                disable=not err.is_terminal,
-            ) as progress:
-                task = progress.add_task(plan.suite_name, total=len(plan.cases))
-
-                def advance(_: CaseResult, task_id: TaskID = task) -> None:
-                    progress.advance(task_id)
-
-                run = asyncio.run(run_plan(plan, store, on_case=advance))
+        if resume:
+            plan, state = prepare_resume(store, resume)
+            done = state.run.summary.total
+            with RunProgress(err, plan.suite_name, len(plan.cases), done) as progress:
+                run = asyncio.run(
+                    run_plan(plan, store, on_case=progress.advance, cache=cache, resume=state)
+                )
             runs.append(run)
-            if not as_json:
+        for plan in plans:
+            with RunProgress(err, plan.suite_name, len(plan.cases)) as progress:
+                run = asyncio.run(run_plan(plan, store, on_case=progress.advance, cache=cache))
+            runs.append(run)
+        if as_json:
+            full = [r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs]
+            click.echo(render_json(full[0]) if len(full) == 1 else render_json_many(full))
+        else:
+            for run in runs:
                 render_run(out, run, store.iter_case_results(run.id))
                 out.print(f"  stored in {store.describe()}", style="dim")
-        if as_json:
-            full = [
-                r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs
-            ]
-            click.echo(render_json(full[0]) if len(full) == 1 else render_json_many(full))
     finally:
         store.close()
+        if cache is not None:
+            cache.close()
     return 0 if all(r.summary.passed for r in runs) else 1

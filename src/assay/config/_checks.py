@@ -59,7 +59,21 @@ def check_suite(suite: Suite, source: SourceMap) -> list[ConfigIssue]:
             first_seen[test.id] = index
 
         graders = case_graders(suite, test)
-        if not any(g.weight > 0 for g, _ in graders):
+        for turn_index, turn in enumerate(test.turns or []):
+            turn_graders: list[tuple[Grader, LocPath]] = [
+                (g, (*path, "turns", turn_index, "assertions", i))
+                for i, g in enumerate(turn.assertions)
+            ]
+            if not any(g.weight > 0 for g, _ in turn_graders + graders):
+                issues.append(
+                    source.issue(
+                        (*path, "turns", turn_index),
+                        f"turn {turn_index} of test '{test.id}' has nothing to grade: add "
+                        "`assertions` with weight > 0 to the turn, the test or the suite",
+                    )
+                )
+            graders = graders + turn_graders
+        if test.turns is None and not any(g.weight > 0 for g, _ in graders):
             issues.append(
                 source.issue(
                     path,

@@ -86,7 +86,11 @@ class SuiteExecution(TestExecution):
     """Suite-wide execution settings: the per-test ones plus run-level knobs."""
 
     concurrency: Annotated[int, Field(ge=1, le=4096)] | None = None
-    """How many cases run at once (default 8)."""
+    """How many target calls run at once (default 8); lowered automatically on HTTP 429."""
+    judge_concurrency: Annotated[int, Field(ge=1, le=4096)] | None = None
+    """How many judge calls run at once, separately from targets (default 8)."""
+    max_retries: Annotated[int, Field(ge=0, le=20)] | None = None
+    """Retries of a target call after a transient failure (429, 5xx, connection; default 3)."""
     metrics_pass_threshold: Unit | None = None
     """The run passes its metrics dimension when the mean case score reaches this (0.8)."""
     cases_pass_threshold: Unit | None = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, model_validator
 
 from assay._strict_model import StrictModel
 from assay.config._execution import SuiteExecution, TestExecution, Unit, VerdictSettings
@@ -12,7 +12,7 @@ from assay.graders import GraderSpec
 from assay.results import JSON
 from assay.targets import TargetSpec
 
-__all__ = ["ExpectedToolCall", "InputMessage", "ProjectConfig", "Suite", "TestCase"]
+__all__ = ["ExpectedToolCall", "InputMessage", "ProjectConfig", "Suite", "TestCase", "Turn"]
 
 SUITE_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 
@@ -43,6 +43,15 @@ class ExpectedToolCall(StrictModel):
     """Expected arguments; omitted means any."""
 
 
+class Turn(StrictModel):
+    """One user turn of a conversation test, graded on the reply it gets."""
+
+    input: str | Annotated[list[InputMessage], Field(min_length=1)]
+    """What the user says this turn (or several messages)."""
+    assertions: list[GraderSpec] = Field(default_factory=list)
+    """Graders for this turn's reply (the test's and the suite's graders apply too)."""
+
+
 class TestCase(StrictModel):
     """One test case."""
 
@@ -50,8 +59,14 @@ class TestCase(StrictModel):
     """Unique within the suite; no whitespace."""
     description: str | None = None
     """What this case checks, for people."""
-    input: str | Annotated[list[InputMessage], Field(min_length=1)]
+    input: str | Annotated[list[InputMessage], Field(min_length=1)] | None = None
     """The prompt, or a list of {role, content} messages (a scripted history)."""
+    turns: Annotated[list[Turn], Field(min_length=1)] | None = None
+    """A conversation: each turn is sent with the real replies so far and graded."""
+    aggregation: Literal["mean", "min", "last"] = "mean"
+    """How turn scores fold into the case score (conversations only)."""
+    on_turn_failure: Literal["continue", "stop"] = "continue"
+    """Whether a failed turn ends the conversation (conversations only)."""
     expected_output: JSON = None
     """Reference answer: text, or JSON for structured outputs."""
     context: StrList = Field(default_factory=list)
@@ -66,6 +81,12 @@ class TestCase(StrictModel):
     """Labels for filtering and reporting."""
     metadata: dict[str, JSON] = Field(default_factory=dict)
     """Free-form data passed to the target and templates."""
+
+    @model_validator(mode="after")
+    def _input_or_turns(self) -> TestCase:
+        if (self.input is None) == (self.turns is None):
+            raise ValueError("give either `input` or `turns` (a conversation), not both or neither")
+        return self
 
 
 class Suite(StrictModel):

@@ -1,7 +1,7 @@
 """The runner: plans a suite against a target and executes it with bounded concurrency."""
 
-from assay.runner._case import run_case
-from assay.runner._execute import execute, new_run_id, now_iso
+from assay.runner._case import CaseRunner
+from assay.runner._execute import Resume, execute, new_run_id, now_iso, snapshot_of
 from assay.runner._plan import (
     DEFAULT_CONCURRENCY,
     CasePlan,
@@ -10,16 +10,23 @@ from assay.runner._plan import (
     iter_cases,
     plan_run,
 )
+from assay.runner._resume import plan_from_snapshot
+from assay.runner._retry import DEFAULT_MAX_RETRIES, RetryPolicy
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
+    "DEFAULT_MAX_RETRIES",
     "CasePlan",
+    "CaseRunner",
+    "Resume",
+    "RetryPolicy",
     "RunOptions",
     "RunPlan",
     "execute",
     "iter_cases",
     "new_run_id",
     "now_iso",
+    "plan_from_snapshot",
     "plan_run",
-    "run_case",
+    "snapshot_of",
 ]

@@ -1,59 +1,135 @@
-"""Run and grade one case: call the target for each sample, grade, score, reduce."""
+"""Run and grade one case: target calls (limited, retried, cached), grading, samples, turns."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay._concurrency import AdaptiveLimiter
+from assay.cache import ResponseCache, cache_key
+from assay.config import InputMessage
 from assay.errors import TargetError
-from assay.graders import GradingContext
-from assay.results import CaseResult, ErrorInfo, SampleResult, TargetOutput, TokenUsage
+from assay.graders import Grader, GradingContext
+from assay.results import (
+    JSON,
+    CaseResult,
+    ErrorInfo,
+    GraderResult,
+    Message,
+    SampleResult,
+    TargetOutput,
+    TokenUsage,
+    ToolCall,
+    TurnResult,
+)
 from assay.runner._plan import CasePlan
-from assay.scoring import reduce_samples, score_case
-from assay.targets import Target
+from assay.runner._retry import RetryPolicy
+from assay.scoring import CaseOutcome, fold_turns, reduce_samples, score_case
+from assay.targets import Target, TargetRequest
 
-__all__ = ["run_case"]
-
-
-async def _call_target(
-    target: Target, plan: CasePlan, base_dir: Path, index: int
-) -> tuple[TargetOutput | None, ErrorInfo | None, float]:
-    started = time.perf_counter()
-    request = plan.request(base_dir, index)
-    try:
-        if plan.timeout_s is None:
-            output = await target.call(request)
-        else:
-            output = await asyncio.wait_for(target.call(request), plan.timeout_s)
-    except TimeoutError:
-        error = ErrorInfo(type="TimeoutError", message=f"target took longer than {plan.timeout_s}s")
-        return None, error, _ms(started)
-    except TargetError as exc:
-        return None, ErrorInfo(type=exc.kind, message=str(exc)), _ms(started)
-    except Exception as exc:
-        return None, ErrorInfo(type=type(exc).__name__, message=str(exc) or repr(exc)), _ms(started)
-    return output, None, output.duration_ms or _ms(started)
+__all__ = ["CaseRunner"]
 
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000.0, 3)
 
 
-async def _sample(
-    target: Target, plan: CasePlan, base_dir: Path, index: int
-) -> tuple[SampleResult, TargetOutput | None]:
-    output, error, duration = await _call_target(target, plan, base_dir, index)
-    grader_results = []
-    if output is not None:
+@dataclass
+class _Call:
+    """The outcome of one (possibly retried) target call."""
+
+    output: TargetOutput | None
+    error: ErrorInfo | None
+    duration_ms: float
+
+
+@dataclass
+class CaseRunner:
+    """Everything shared by the cases of one run: the target, its limit, retries, cache."""
+
+    target: Target
+    base_dir: Path
+    limiter: AdaptiveLimiter
+    retry: RetryPolicy
+    cache: ResponseCache | None = None
+    rng: random.Random = field(default_factory=random.Random)
+    retries: int = 0
+    """Target calls retried so far in this run."""
+
+    async def _attempt(self, plan: CasePlan, request: TargetRequest) -> TargetOutput:
+        async with self.limiter:
+            if plan.timeout_s is None:
+                return await self.target.call(request)
+            try:
+                return await asyncio.wait_for(self.target.call(request), plan.timeout_s)
+            except TimeoutError:
+                raise TargetError(
+                    f"target took longer than {plan.timeout_s}s", kind="TimeoutError"
+                ) from None
+
+    async def _call_live(self, plan: CasePlan, request: TargetRequest) -> TargetOutput:
+        attempt = 0
+        while True:
+            try:
+                output = await self._attempt(plan, request)
+            except TargetError as exc:
+                if exc.rate_limited:
+                    self.limiter.on_rate_limited()
+                if not exc.retryable or attempt >= self.retry.max_retries:
+                    if attempt:
+                        raise TargetError(
+                            f"{exc} (after {attempt} retr{'y' if attempt == 1 else 'ies'})",
+                            kind=exc.kind,
+                        ) from exc
+                    raise
+                await asyncio.sleep(self.retry.delay(attempt, exc.retry_after_s, self.rng))
+                attempt += 1
+                self.retries += 1
+                continue
+            self.limiter.on_success()
+            return output
+
+    async def call(self, plan: CasePlan, request: TargetRequest) -> _Call:
+        """Call the target (through the cache when it is cacheable); never raises for failures.
+
+        Raises:
+            assay.cache.CacheMiss: replay mode and the call is not cached (a run-level error).
+        """
+        started = time.perf_counter()
+        identity = self.target.cache_key(request)
+        key = None
+        if self.cache is not None and identity is not None:
+            key = cache_key("target", identity, repeat_index=request.repeat_index)
+            cached = self.cache.get(key)
+            if cached is not None:
+                return _Call(TargetOutput.model_validate(cached), None, _ms(started))
+        try:
+            output = await self._call_live(plan, request)
+        except TargetError as exc:
+            return _Call(None, ErrorInfo(type=exc.kind, message=str(exc)), _ms(started))
+        except Exception as exc:  # noqa: BLE001 — a crashing target is a case error, not a crash
+            message = str(exc) or repr(exc)
+            return _Call(None, ErrorInfo(type=type(exc).__name__, message=message), _ms(started))
+        if key is not None and self.cache is not None:
+            self.cache.put(key, output.model_dump(mode="json"), kind="target")
+        return _Call(output, None, output.duration_ms or _ms(started))
+
+    async def _grade(
+        self,
+        plan: CasePlan,
+        graders: tuple[Grader, ...],
+        given: JSON,
+        output: TargetOutput,
+    ) -> list[GraderResult]:
         test = plan.test
         ctx = GradingContext(
             case_id=test.id,
             output=output.output,
             threshold=plan.bands.threshold,
-            input=test.input
-            if isinstance(test.input, str)
-            else [m.model_dump() for m in test.input],
+            input=given,
             expected_output=test.expected_output,
             context=tuple(test.context),
             metadata=dict(test.metadata),
@@ -62,68 +138,166 @@ async def _sample(
                 c.model_dump(exclude_none=True) for c in test.expected_tool_calls
             ),
         )
-        grader_results = list(await asyncio.gather(*(g.grade(ctx) for g in plan.graders)))
-    outcome = score_case(
-        grader_results, aggregator=plan.aggregator, bands=plan.bands, target_error=error
-    )
-    sample = SampleResult(
-        index=index,
-        score=outcome.score,
-        verdict=outcome.verdict,
-        output=output.output if output else None,
-        duration_ms=duration,
-        error=outcome.error,
-        grader_results=grader_results,
-    )
-    return sample, output
+        return list(await asyncio.gather(*(g.grade(ctx) for g in graders)))
+
+    async def _single(self, plan: CasePlan, index: int) -> tuple[SampleResult, TargetOutput | None]:
+        request = plan.request(self.base_dir, index)
+        call = await self.call(plan, request)
+        results: list[GraderResult] = []
+        if call.output is not None:
+            results = await self._grade(plan, plan.graders, request.input, call.output)
+        outcome = score_case(
+            results, aggregator=plan.aggregator, bands=plan.bands, target_error=call.error
+        )
+        return self._sample(index, outcome, call, results), call.output
+
+    async def _conversation(
+        self, plan: CasePlan, index: int
+    ) -> tuple[SampleResult, TargetOutput | None]:
+        test = plan.test
+        assert test.turns is not None
+        history: tuple[Message, ...] = ()
+        turns: list[TurnResult] = []
+        outcomes: list[CaseOutcome] = []
+        last: TargetOutput | None = None
+        usage: TokenUsage | None = None
+        cost: float | None = None
+        calls: list[ToolCall] = []
+        duration = 0.0
+        for turn_index, turn in enumerate(test.turns):
+            request = plan.request(self.base_dir, index, turn.input, history)
+            call = await self.call(plan, request)
+            duration += call.duration_ms
+            results: list[GraderResult] = []
+            if call.output is not None:
+                graders = plan.turn_graders[turn_index] + plan.graders
+                results = await self._grade(plan, graders, request.input, call.output)
+                answer = call.output.messages[-1] if call.output.messages else None
+                if answer is None or answer.role != "assistant":
+                    answer = Message(role="assistant", content=call.output.output)
+                history = (*request.messages, answer)
+                last = call.output
+                calls += call.output.tool_calls
+                usage = _add_usage(usage, call.output.token_usage)
+                cost = _add_cost(cost, call.output.cost_usd)
+            outcome = score_case(
+                results, aggregator=plan.aggregator, bands=plan.bands, target_error=call.error
+            )
+            outcomes.append(outcome)
+            turns.append(
+                TurnResult(
+                    index=turn_index,
+                    input=_turn_input(turn.input),
+                    output=call.output.output if call.output else None,
+                    score=outcome.score,
+                    verdict=outcome.verdict,
+                    duration_ms=call.duration_ms,
+                    error=outcome.error,
+                    grader_results=results,
+                )
+            )
+            if outcome.verdict in ("fail", "error") and test.on_turn_failure == "stop":
+                break
+        folded = fold_turns(outcomes, test.aggregation, plan.bands)
+        transcript = TargetOutput(
+            output=last.output if last else "",
+            messages=list(history),
+            tool_calls=calls,
+            token_usage=usage,
+            cost_usd=cost,
+            duration_ms=duration,
+        )
+        sample = SampleResult(
+            index=index,
+            score=folded.score,
+            verdict=folded.verdict,
+            output=last.output if last else None,
+            duration_ms=round(duration, 3),
+            error=folded.error,
+            grader_results=turns[-1].grader_results,
+            turns=turns,
+        )
+        return sample, transcript
+
+    @staticmethod
+    def _sample(
+        index: int, outcome: CaseOutcome, call: _Call, results: list[GraderResult]
+    ) -> SampleResult:
+        return SampleResult(
+            index=index,
+            score=outcome.score,
+            verdict=outcome.verdict,
+            output=call.output.output if call.output else None,
+            duration_ms=call.duration_ms,
+            error=outcome.error,
+            grader_results=results,
+        )
+
+    async def run(self, plan: CasePlan) -> CaseResult:
+        """Run every sample of a case and fold them into its result."""
+        one = self._conversation if plan.test.turns else self._single
+        runs = [await one(plan, i) for i in range(plan.repeat)]
+        samples = [s for s, _ in runs]
+        usage: TokenUsage | None = None
+        cost: float | None = None
+        for _, output in runs:
+            if output is not None:
+                usage = _add_usage(usage, output.token_usage)
+                cost = _add_cost(cost, output.cost_usd)
+        ci: tuple[float, float] | None = None
+        if plan.repeat == 1:
+            chosen = samples[0]
+            score, verdict, error = chosen.score, chosen.verdict, chosen.error
+        else:
+            reduction = reduce_samples(samples, plan.repeat_strategy, plan.bands)
+            chosen = samples[reduction.representative]
+            score, verdict, error = reduction.score, reduction.verdict, reduction.error
+            ci = reduction.ci95
+        output = runs[chosen.index][1]
+        test = plan.test
+        return CaseResult(
+            case_id=test.id,
+            score=score,
+            verdict=verdict,
+            threshold=plan.bands.threshold,
+            borderline=plan.bands.borderline,
+            output=chosen.output,
+            duration_ms=round(sum(s.duration_ms for s in samples) / len(samples), 3),
+            token_usage=usage,
+            cost_usd=cost,
+            error=error,
+            grader_results=chosen.grader_results,
+            input=_case_input(plan),
+            messages=output.messages if output else [],
+            tool_calls=output.tool_calls if output else [],
+            tags=list(test.tags),
+            samples=samples if plan.repeat > 1 else [],
+            score_ci95=ci,
+            turns=chosen.turns,
+        )
 
 
-async def run_case(target: Target, plan: CasePlan, base_dir: Path) -> CaseResult:
-    """Run every sample of a case and fold them into its result."""
-    runs = [await _sample(target, plan, base_dir, i) for i in range(plan.repeat)]
-    samples = [s for s, _ in runs]
+def _turn_input(given: str | list[InputMessage] | None) -> JSON:
+    """An input as written in the suite: the text, or the messages as mappings."""
+    if given is None or isinstance(given, str):
+        return given
+    return [m.model_dump() for m in given]
+
+
+def _case_input(plan: CasePlan) -> JSON:
     test = plan.test
-    usage: TokenUsage | None = None
-    cost: float | None = None
-    for _, output in runs:
-        if output is not None and output.token_usage is not None:
-            usage = output.token_usage if usage is None else usage + output.token_usage
-        if output is not None and output.cost_usd is not None:
-            cost = (cost or 0.0) + output.cost_usd
-    if plan.repeat == 1:
-        chosen, score, verdict, error, ci = (
-            samples[0],
-            samples[0].score,
-            samples[0].verdict,
-            samples[0].error,
-            None,
-        )
-    else:
-        reduction = reduce_samples(samples, plan.repeat_strategy, plan.bands)
-        chosen = samples[reduction.representative]
-        score, verdict, error, ci = (
-            reduction.score,
-            reduction.verdict,
-            reduction.error,
-            reduction.ci95,
-        )
-    output = runs[chosen.index][1]
-    return CaseResult(
-        case_id=test.id,
-        score=score,
-        verdict=verdict,
-        threshold=plan.bands.threshold,
-        borderline=plan.bands.borderline,
-        output=chosen.output,
-        duration_ms=round(sum(s.duration_ms for s in samples) / len(samples), 3),
-        token_usage=usage,
-        cost_usd=cost,
-        error=error,
-        grader_results=chosen.grader_results,
-        input=test.input if isinstance(test.input, str) else [m.model_dump() for m in test.input],
-        messages=output.messages if output else [],
-        tool_calls=output.tool_calls if output else [],
-        tags=list(test.tags),
-        samples=samples if plan.repeat > 1 else [],
-        score_ci95=ci,
-    )
+    if test.turns is not None:
+        return [_turn_input(t.input) for t in test.turns]
+    return _turn_input(test.input)
+
+
+def _add_usage(total: TokenUsage | None, more: TokenUsage | None) -> TokenUsage | None:
+    if more is None:
+        return total
+    return more if total is None else total + more
+
+
+def _add_cost(total: float | None, more: float | None) -> float | None:
+    if more is None:
+        return total
+    return (total or 0.0) + more

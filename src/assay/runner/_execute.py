@@ -1,7 +1,8 @@
 """Execute a run plan: a bounded pool of workers, each result streamed to the sink at once.
 
 Workers pull cases from one iterator instead of one task per case, so memory stays flat in
-the number of cases and at most `concurrency` cases are in flight.
+the number of cases and at most `concurrency` cases are in flight. Target calls additionally
+pass an adaptive limit that is lowered when the provider rate-limits.
 """
 
 from __future__ import annotations
@@ -11,17 +12,29 @@ import contextlib
 import secrets
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
+from assay._concurrency import AdaptiveLimiter
 from assay._version import __version__
-from assay.results import JSON, CaseResult, RunResult, RunStatus, TokenUsage
-from assay.runner._case import run_case
-from assay.runner._plan import CasePlan, RunPlan, iter_cases
+from assay.cache import ResponseCache
+from assay.results import (
+    JSON,
+    CaseResult,
+    RunResult,
+    RunStatus,
+    SchedulingStats,
+    TokenUsage,
+)
+from assay.runner._case import CaseRunner
+from assay.runner._plan import RunPlan, iter_cases
+from assay.runner._retry import RetryPolicy
 from assay.scoring import SummaryBuilder
 from assay.store import ResultSink
 
-__all__ = ["execute", "new_run_id", "now_iso"]
+__all__ = ["Resume", "execute", "new_run_id", "now_iso", "snapshot_of"]
 
 CaseCallback = Callable[[CaseResult], None]
 
@@ -36,11 +49,11 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _git_commit(plan: RunPlan) -> str | None:
+def _git_commit(directory: Path) -> str | None:
     try:
         done = subprocess.run(
             ["git", "rev-parse", "HEAD"],  # noqa: S607 — git from PATH, like every dev tool
-            cwd=plan.loaded.base_dir,
+            cwd=directory,
             capture_output=True,
             text=True,
             timeout=5,
@@ -51,15 +64,31 @@ def _git_commit(plan: RunPlan) -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
-def _snapshot(plan: RunPlan) -> dict[str, JSON]:
+def snapshot_of(plan: RunPlan) -> dict[str, JSON]:
+    """Everything needed to explain the run later and to plan it again for `--resume`."""
+    project = plan.project
     return {
         "suite_file": plan.loaded.display,
+        "suite_dir": str(plan.loaded.base_dir),
         "suite": plan.loaded.data,
+        "project": {
+            "path": str(project.path) if project.path else None,
+            "config": project.config.model_dump(mode="json", by_alias=True, exclude_unset=True),
+        },
+        "options": plan.options.snapshot(),
         "target": {"name": plan.target_name, "spec": plan.target.model_dump(mode="json")},
         "config": plan.config.model_dump(mode="json"),
         "assay_version": __version__,
-        "git_commit": _git_commit(plan),
+        "git_commit": _git_commit(plan.loaded.base_dir),
     }
+
+
+@dataclass(frozen=True)
+class Resume:
+    """An interrupted run to complete: the stored run and the results it already has."""
+
+    run: RunResult
+    done: Iterable[CaseResult]
 
 
 class _Totals:
@@ -80,34 +109,56 @@ async def execute(
     *,
     on_case: CaseCallback | None = None,
     run_id: str | None = None,
+    cache: ResponseCache | None = None,
+    resume: Resume | None = None,
 ) -> RunResult:
     """Run every case of the plan, streaming each graded result to `sink`.
 
-    On cancellation (Ctrl-C) the run is finished as `interrupted` with every result so far
-    kept, and the cancellation propagates.
+    With `resume`, only the cases the stored run lacks are run, into the same run. On
+    cancellation (Ctrl-C) the run is finished as `interrupted` with every result so far kept;
+    on any other failure as `failed`; the original exception propagates either way.
     """
     await plan.target.setup(plan.target_base_dir)
-    run = RunResult(
-        id=run_id or new_run_id(),
-        suite=plan.suite_name,
-        target=plan.target_name,
-        status="running",
-        started_at=now_iso(),
-        config=plan.config,
-        summary=SummaryBuilder(
-            plan.config.metrics_pass_threshold, plan.config.cases_pass_threshold
-        ).build(),
-        assay_version=__version__,
-    )
-    sink.create_run(run, _snapshot(plan))
-    started = time.perf_counter()
     summary = SummaryBuilder(plan.config.metrics_pass_threshold, plan.config.cases_pass_threshold)
-    totals = _Totals()
-    cases: Iterator[CasePlan] = iter_cases(plan)
+    done_ids: set[str] = set()
+    if resume is None:
+        run = RunResult(
+            id=run_id or new_run_id(),
+            suite=plan.suite_name,
+            target=plan.target_name,
+            status="running",
+            started_at=now_iso(),
+            config=plan.config,
+            summary=summary.build(),
+            assay_version=__version__,
+        )
+        sink.create_run(run, snapshot_of(plan))
+        totals = _Totals()
+        previous_ms = 0.0
+    else:
+        # Totals are recounted from the stored results: a killed process never wrote its own.
+        run = resume.run
+        totals = _Totals()
+        for case in resume.done:
+            summary.add(case)
+            totals.add(case)
+            done_ids.add(case.case_id)
+        previous_ms = run.duration_ms
+    started = time.perf_counter()
+    runner = CaseRunner(
+        target=plan.target,
+        base_dir=plan.target_base_dir,
+        limiter=AdaptiveLimiter(plan.concurrency),
+        retry=RetryPolicy(max_retries=plan.max_retries),
+        cache=cache,
+    )
+    hits_before = cache.stats.hits if cache else 0
+    misses_before = cache.stats.misses if cache else 0
+    cases = iter_cases(plan, done_ids)
 
     async def worker() -> None:
         for case in cases:
-            result = await run_case(plan.target, case, plan.target_base_dir)
+            result = await runner.run(case)
             sink.add_case_result(run.id, result)
             summary.add(result)
             totals.add(result)
@@ -115,14 +166,24 @@ async def execute(
                 on_case(result)
 
     def finish(status: RunStatus) -> RunResult:
+        limits = runner.limiter.stats()
         finished = run.model_copy(
             update={
                 "status": status,
                 "finished_at": now_iso(),
                 "summary": summary.build(),
-                "duration_ms": round((time.perf_counter() - started) * 1000.0, 3),
+                "duration_ms": round(previous_ms + (time.perf_counter() - started) * 1000.0, 3),
                 "token_usage": totals.usage,
                 "cost_usd": totals.cost,
+                "scheduling": SchedulingStats(
+                    target_concurrency=limits.configured,
+                    target_concurrency_final=limits.final,
+                    target_concurrency_lowest=limits.lowest,
+                    rate_limited=limits.rate_limited,
+                    retries=runner.retries,
+                    cache_hits=(cache.stats.hits - hits_before) if cache else 0,
+                    cache_misses=(cache.stats.misses - misses_before) if cache else 0,
+                ),
             }
         )
         sink.finish_run(
@@ -133,32 +194,28 @@ async def execute(
             duration_ms=finished.duration_ms,
             token_usage=finished.token_usage,
             cost_usd=finished.cost_usd,
+            scheduling=finished.scheduling,
         )
         return finished
 
     try:
-        workers = min(plan.concurrency, max(1, len(plan.cases)))
+        workers = min(plan.concurrency, max(1, len(plan.cases) - len(done_ids)))
         async with asyncio.TaskGroup() as group:
             for _ in range(workers):
                 group.create_task(worker())
     except BaseException as exc:
         # Keep what finished: the run is closed as interrupted (Ctrl-C) or failed (a bug),
         # and the original exception is what the caller sees, not the TaskGroup's wrapper.
-        cause = _first_leaf(exc)
+        cause: BaseException = exc
+        while isinstance(cause, BaseExceptionGroup) and cause.exceptions:
+            cause = cause.exceptions[0]
+        interrupted = isinstance(cause, asyncio.CancelledError | KeyboardInterrupt)
         with contextlib.suppress(Exception):
-            finish(
-                "interrupted"
-                if isinstance(cause, asyncio.CancelledError | KeyboardInterrupt)
-                else "failed"
-            )
-        if cause is not exc:
-            raise cause from None
-        raise
+            finish("interrupted" if interrupted else "failed")
+        if cause is exc:
+            raise
+        raise cause from None
+    finally:
+        with contextlib.suppress(Exception):
+            await plan.target.teardown()
     return finish("completed")
-
-
-def _first_leaf(exc: BaseException) -> BaseException:
-    """The first exception inside (nested) exception groups; `exc` itself if not a group."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc

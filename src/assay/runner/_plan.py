@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from assay.config import LoadedProject, LoadedSuite, TestCase, case_graders
+from assay.config import InputMessage, LoadedProject, LoadedSuite, TestCase, case_graders
 from assay.errors import UsageError
 from assay.graders import Grader
 from assay.results import JSON, Message, RunConfigSnapshot
@@ -21,6 +23,7 @@ from assay.scoring import (
     resolve_borderline,
     resolve_threshold,
 )
+from assay.runner._retry import DEFAULT_MAX_RETRIES
 from assay.targets import Target, TargetRequest
 
 __all__ = [
@@ -44,6 +47,25 @@ class RunOptions:
     threshold: float | None = None
     concurrency: int | None = None
     target: str | None = None
+    repeat: int | None = None
+    tags: tuple[str, ...] = ()
+    """Run only cases with at least one of these tags."""
+    exclude_tags: tuple[str, ...] = ()
+    """Skip cases with any of these tags."""
+    cases: tuple[str, ...] = ()
+    """Run only cases whose id matches one of these glob patterns."""
+
+    def selects(self, test: TestCase) -> bool:
+        """Whether the selection flags keep this test."""
+        if self.tags and not set(self.tags) & set(test.tags):
+            return False
+        if self.exclude_tags and set(self.exclude_tags) & set(test.tags):
+            return False
+        return not self.cases or any(fnmatch.fnmatchcase(test.id, p) for p in self.cases)
+
+    def snapshot(self) -> dict[str, JSON]:
+        """The options as stored with the run, so `--resume` plans exactly the same run."""
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)
@@ -52,21 +74,33 @@ class CasePlan:
 
     test: TestCase
     graders: tuple[Grader, ...]
+    """The test's graders then the suite defaults; for conversations, applied to every turn."""
+    turn_graders: tuple[tuple[Grader, ...], ...]
+    """Per turn of a conversation: the turn's own graders (run before `graders`)."""
     bands: CaseBands
     aggregator: AggregatorSpec
     repeat: int
     repeat_strategy: RepeatStrategy
     timeout_s: float | None
 
-    def request(self, base_dir: Path, repeat_index: int) -> TargetRequest:
-        """The target call for one sample of this case."""
+    def request(
+        self,
+        base_dir: Path,
+        repeat_index: int,
+        turn_input: str | list[InputMessage] | None = None,
+        history: tuple[Message, ...] = (),
+    ) -> TargetRequest:
+        """The target call for one sample (and, in a conversation, one turn) of this case."""
         test = self.test
-        if isinstance(test.input, str):
-            messages: tuple[Message, ...] = (Message(role="user", content=test.input),)
-            raw_input: JSON = test.input
+        given = turn_input if turn_input is not None else test.input
+        if isinstance(given, str):
+            new: tuple[Message, ...] = (Message(role="user", content=given),)
         else:
-            messages = tuple(Message(role=m.role, content=m.content) for m in test.input)
-            raw_input = [m.model_dump() for m in test.input]
+            new = tuple(Message(role=m.role, content=m.content) for m in given or [])
+        messages = history + new
+        raw_input: JSON = (
+            given if isinstance(given, str) and not history else [m.model_dump(exclude_defaults=True) for m in messages]
+        )
         return TargetRequest(
             case_id=test.id,
             input=raw_input,
@@ -82,10 +116,15 @@ class RunPlan:
     """A suite resolved against the project config and the run options."""
 
     loaded: LoadedSuite
+    project: LoadedProject
+    options: RunOptions
     target: Target
     target_name: str
     target_base_dir: Path
     concurrency: int
+    """The configured target concurrency (the adaptive limit starts here)."""
+    judge_concurrency: int
+    max_retries: int
     config: RunConfigSnapshot
     cases: tuple[CasePlan, ...] = field(default=())
 
@@ -146,9 +185,10 @@ def _plan_case(
     return CasePlan(
         test=test,
         graders=tuple(g for g, _ in case_graders(loaded.suite, test)),
+        turn_graders=tuple(tuple(turn.assertions) for turn in test.turns or ()),
         bands=CaseBands(threshold, borderline),
         aggregator=pick("aggregator", WeightedAverage()),
-        repeat=pick("repeat", 1),
+        repeat=options.repeat or pick("repeat", 1),
         repeat_strategy=pick("repeat_strategy", "mean"),
         timeout_s=pick("timeout_s", None),
     )
@@ -163,7 +203,13 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
     target_name, target, base_dir = _resolve_target(loaded, project, options.target)
     suite_exec = loaded.suite.execution
     project_cfg = project.config
-    cases = tuple(_plan_case(loaded, project, options, t) for t in loaded.suite.tests)
+    cases = tuple(
+        _plan_case(loaded, project, options, t) for t in loaded.suite.tests if options.selects(t)
+    )
+    if not cases:
+        raise UsageError(
+            f"{loaded.display}: no test matches the selection (--tag / --exclude-tag / --case)"
+        )
     suite_bands = CaseBands(
         resolve_threshold(
             cli=options.threshold,
@@ -196,7 +242,23 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
         },
     )
     concurrency = options.concurrency or suite_exec.concurrency or DEFAULT_CONCURRENCY
-    return RunPlan(loaded, target, target_name, base_dir, concurrency, config, cases)
+    return RunPlan(
+        loaded=loaded,
+        project=project,
+        options=options,
+        target=target,
+        target_name=target_name,
+        target_base_dir=base_dir,
+        concurrency=concurrency,
+        judge_concurrency=suite_exec.judge_concurrency or DEFAULT_CONCURRENCY,
+        max_retries=_first_int(suite_exec.max_retries, DEFAULT_MAX_RETRIES),
+        config=config,
+        cases=cases,
+    )
+
+
+def _first_int(value: int | None, default: int) -> int:
+    return default if value is None else value
 
 
 def _first(*values: float | None) -> float:

@@ -18,6 +18,7 @@ from assay.scoring._summary import (
     DEFAULT_METRICS_PASS_THRESHOLD,
     SummaryBuilder,
 )
+from assay.scoring._turns import TurnAggregation, fold_turns
 from assay.scoring._verdicts import (
     DEFAULT_BORDERLINE,
     DEFAULT_THRESHOLD,
@@ -48,8 +49,10 @@ __all__ = [
     "SafetyGate",
     "SummaryBuilder",
     "ThresholdCount",
+    "TurnAggregation",
     "WeightedAverage",
     "fold",
+    "fold_turns",
     "grader_verdict",
     "reduce_samples",
     "resolve_borderline",

@@ -7,7 +7,15 @@ immutable) so the runner behaves identically whichever sink it is given.
 from __future__ import annotations
 
 from assay.errors import UsageError
-from assay.results import JSON, CaseResult, RunResult, RunStatus, RunSummary, TokenUsage
+from assay.results import (
+    JSON,
+    CaseResult,
+    RunResult,
+    RunStatus,
+    RunSummary,
+    SchedulingStats,
+    TokenUsage,
+)
 
 __all__ = ["MemorySink"]
 
@@ -71,6 +79,7 @@ class MemorySink:
         duration_ms: float,
         token_usage: TokenUsage | None,
         cost_usd: float | None,
+        scheduling: SchedulingStats | None = None,
     ) -> None:
         """Mark the run finished; it is never changed again.
 
@@ -91,6 +100,7 @@ class MemorySink:
                 "duration_ms": duration_ms,
                 "token_usage": token_usage,
                 "cost_usd": cost_usd,
+                "scheduling": scheduling,
             }
         )
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol
 
-from assay.results import JSON, CaseResult, RunResult, RunStatus, RunSummary, TokenUsage
+from assay.results import (
+    JSON,
+    CaseResult,
+    RunResult,
+    RunStatus,
+    RunSummary,
+    SchedulingStats,
+    TokenUsage,
+)
 
 __all__ = ["ResultSink", "Store"]
 
@@ -33,12 +41,20 @@ class ResultSink(Protocol):
         duration_ms: float,
         token_usage: TokenUsage | None,
         cost_usd: float | None,
+        scheduling: SchedulingStats | None = None,
     ) -> None:
         """Mark a run finished; a finished run is never changed again."""
 
 
 class Store(ResultSink, Protocol):
     """A persistent store of runs."""
+
+    def reopen_run(self, run_id: str) -> RunResult:
+        """Set an interrupted, failed or crashed (still `running`) run running again, for resume.
+
+        Raises:
+            UsageError: the run does not exist or completed (completed runs never change).
+        """
 
     def get_run(self, run_id: str, *, include_results: bool = False) -> RunResult:
         """Load one run; raises `assay.errors.UsageError` when it does not exist."""

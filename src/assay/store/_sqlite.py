@@ -18,7 +18,15 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from assay.errors import UsageError
-from assay.results import JSON, CaseResult, RunResult, RunStatus, RunSummary, TokenUsage
+from assay.results import (
+    JSON,
+    CaseResult,
+    RunResult,
+    RunStatus,
+    RunSummary,
+    SchedulingStats,
+    TokenUsage,
+)
 from assay.store._tables import case_results, metadata, runs
 
 __all__ = ["SQLiteStore"]
@@ -193,6 +201,7 @@ class SQLiteStore:
         duration_ms: float,
         token_usage: TokenUsage | None,
         cost_usd: float | None,
+        scheduling: SchedulingStats | None = None,
     ) -> None:
         """Mark a run finished; from then on the run and its results never change.
 
@@ -217,8 +226,32 @@ class SQLiteStore:
                     duration_ms=duration_ms,
                     token_usage=_dump_usage(token_usage),
                     cost_usd=cost_usd,
+                    scheduling=scheduling.model_dump(mode="json") if scheduling else None,
                 )
             )
+
+    def reopen_run(self, run_id: str) -> RunResult:
+        """Set an interrupted, failed or crashed run running again (for `--resume`).
+
+        A run still marked `running` is accepted too: that is what a killed process leaves.
+
+        Raises:
+            UsageError: The run does not exist, or it completed (completed runs never change).
+        """
+        with self._engine.begin() as conn:
+            resolved = self._resolve(conn, run_id)
+            status = conn.execute(
+                select(runs.c.status).where(runs.c.id == resolved).with_for_update()
+            ).scalar_one()
+            if status == "completed":
+                raise UsageError(
+                    f"run '{resolved}' completed; there is nothing to resume "
+                    "(completed runs never change)"
+                )
+            conn.execute(
+                update(runs).where(runs.c.id == resolved).values(status="running", finished_at=None)
+            )
+        return self.get_run(resolved)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -372,5 +405,6 @@ def _run_from_row(row: Row[Any]) -> RunResult:
             "token_usage": row.token_usage,
             "cost_usd": row.cost_usd,
             "assay_version": row.assay_version,
+            "scheduling": row.scheduling,
         }
     )

@@ -56,6 +56,7 @@ runs = Table(
     Column("token_usage", JSON(none_as_null=True), nullable=True),
     Column("cost_usd", Float, nullable=True),
     Column("assay_version", Text, nullable=False),
+    Column("scheduling", JSON(none_as_null=True), nullable=True),
     Index(None, "suite", "started_at"),
 )
 """One row per run: the run result without its case results, plus the config snapshot."""

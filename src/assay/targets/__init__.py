@@ -3,20 +3,30 @@
 from __future__ import annotations
 
 from assay.targets._base import Target, TargetRequest
+from assay.targets._chat import ToolSpec
 from assay.targets._output import parse_target_output, parse_text_output
 from assay.targets._registry import BUILTIN_TARGETS, TargetSpec
+from assay.targets.anthropic import AnthropicTarget
 from assay.targets.command import CommandTarget
 from assay.targets.fake import FakeTarget
+from assay.targets.http import HttpTarget
+from assay.targets.openai import OpenAITarget
 from assay.targets.python import PythonTarget
+from assay.targets.replay import ReplayTarget
 
 __all__ = [
     "BUILTIN_TARGETS",
+    "AnthropicTarget",
     "CommandTarget",
     "FakeTarget",
+    "HttpTarget",
+    "OpenAITarget",
     "PythonTarget",
+    "ReplayTarget",
     "Target",
     "TargetRequest",
     "TargetSpec",
+    "ToolSpec",
     "parse_target_output",
     "parse_text_output",
 ]

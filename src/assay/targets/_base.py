@@ -64,6 +64,19 @@ class Target(StrictModel, ABC):
         """Prepare once before the first case (import a module, check a command); default none."""
         del base_dir
 
+    async def teardown(self) -> None:
+        """Release what `setup` acquired (HTTP sessions, SDK clients); default none."""
+
+    def cache_key(self, request: TargetRequest) -> dict[str, JSON] | None:
+        """What identifies this call for the response cache, or None if it is not cacheable.
+
+        Model-backed targets return everything that determines the reply: provider, model,
+        base_url and the full request body with sampling parameters. The runner adds the
+        repeat index. Local code (python, command) is not cached: it may change any time.
+        """
+        del request
+        return None
+
     @abstractmethod
     async def call(self, request: TargetRequest) -> TargetOutput:
         """Run the system under test on one case."""

@@ -4,7 +4,9 @@ The structured shape is `{output, messages, tool_calls: [{tool, args, output, du
 token_usage: {input, output}, cost_usd, duration_ms}`. Tool calls may also come in the OpenAI
 Chat Completions form inside assistant messages; they are normalised to `ToolCall`, given the
 content of the matching `role: tool` reply as their output, and collected into the top-level
-`tool_calls` when the reply does not list them itself.
+`tool_calls` when the reply does not list them itself. An optional `spans` list of OpenTelemetry
+GenAI spans (`assay.targets._otel`) supplies the tool calls and token usage the reply does not
+give directly; spans win over message tool calls since they also carry durations.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic_core import PydanticCustomError
 from assay._strict_model import StrictModel
 from assay.errors import TargetError
 from assay.results import JSON, Message, TargetOutput, TokenUsage, ToolCall
+from assay.targets._otel import token_usage_from_spans, tool_calls_from_spans
 
 __all__ = ["parse_target_output", "parse_text_output", "with_duration"]
 
@@ -100,6 +103,8 @@ class _WireOutput(StrictModel):
     token_usage: TokenUsage | None = None
     cost_usd: NonNegative | None = None
     duration_ms: NonNegative | None = None
+    spans: list[JSON] | None = None
+    """OpenTelemetry GenAI spans of the run; malformed ones are skipped, not rejected."""
 
     def to_target_output(self) -> TargetOutput:
         replies = {
@@ -123,15 +128,21 @@ class _WireOutput(StrictModel):
             Message(role=m.role, content=m.content, tool_calls=convert(m.tool_calls), name=m.name)
             for m in self.messages
         ]
+        span_calls = tool_calls_from_spans(self.spans) if self.spans else []
         if self.tool_calls is not None:
             tool_calls = convert(self.tool_calls)
+        elif span_calls:
+            tool_calls = span_calls
         else:
             tool_calls = [call for m in messages for call in m.tool_calls]
+        token_usage = self.token_usage
+        if token_usage is None and self.spans:
+            token_usage = token_usage_from_spans(self.spans)
         fields: dict[str, Any] = {
             "output": self.output,
             "messages": messages,
             "tool_calls": tool_calls,
-            "token_usage": self.token_usage,
+            "token_usage": token_usage,
             "cost_usd": self.cost_usd,
         }
         # Left unset when not reported so the target can fill in the latency it measured.

@@ -1,0 +1,147 @@
+"""A run killed with SIGKILL is completed by `--resume`, equal to an uninterrupted run."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from assay.store import SQLiteStore
+from tests.conftest import write
+from tests.e2e._cli import ASSAY, assay
+
+N = 40
+
+AGENT = """import time
+
+def answer(case):
+    n = int(case["id"].removeprefix("c"))
+    time.sleep(0.05)
+    return {"output": f"answer {n}" + (" ok" if n % 3 else ""), "token_usage": {"input": n, "output": 1}}
+"""
+
+
+def _suite(tmp: Path) -> None:
+    write(tmp / "agent.py", AGENT)
+    tests = "".join(
+        f"  - {{id: c{i}, input: q{i}, tags: [t{i % 2}], "
+        f"assertions: [{{type: contains, value: ok}}, {{type: contains, value: answer}}]}}\n"
+        for i in range(N)
+    )
+    write(
+        tmp / "s.eval.yaml",
+        "name: demo\ntarget: {type: python, function: 'agent:answer'}\n"
+        "execution: {concurrency: 2, cases_pass_threshold: 0.5}\ntests:\n" + tests,
+    )
+
+
+def _comparable(results: list[dict[str, object]]) -> dict[object, tuple[object, ...]]:
+    return {
+        r["case_id"]: (r["verdict"], r["score"], r["output"], r["threshold"], r["token_usage"])
+        for r in results
+    }
+
+
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    reference_dir = tmp_path / "reference"
+    killed_dir = tmp_path / "killed"
+    for directory in (reference_dir, killed_dir):
+        _suite(directory)
+
+    reference = assay("run", "s.eval.yaml", "--json", cwd=reference_dir)
+    assert reference.returncode == 0, reference.stderr
+    expected = json.loads(reference.stdout)
+
+    proc = subprocess.Popen(
+        [ASSAY, "run", "s.eval.yaml"],
+        cwd=killed_dir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    db = killed_dir / ".assay" / "assay.db"
+    deadline = time.monotonic() + 30
+    done = 0
+    while time.monotonic() < deadline and done < 10:
+        if db.exists():
+            with SQLiteStore(db) as store:
+                runs = store.list_runs()
+                done = len(list(store.iter_case_results(runs[0].id))) if runs else 0
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+
+    with SQLiteStore(db) as store:
+        (crashed,) = store.list_runs()
+        kept = len(list(store.iter_case_results(crashed.id)))
+    assert crashed.status == "running"  # what a killed process leaves behind
+    assert 10 <= kept < N
+
+    resumed = assay("run", "--resume", crashed.id[:12], "--json", cwd=killed_dir)
+    assert resumed.returncode == 0, resumed.stderr
+    final = json.loads(resumed.stdout)
+    assert final["id"] == crashed.id
+    assert final["status"] == "completed"
+    assert len(final["results"]) == N
+    assert len({r["case_id"] for r in final["results"]}) == N  # nothing duplicated
+    assert _comparable(final["results"]) == _comparable(expected["results"])
+    for key in ("total", "passed_count", "failed_count", "error_count", "cases_pass_rate_pct"):
+        assert final["summary"][key] == expected["summary"][key], key
+    assert (
+        final["summary"]["weighted_metrics_score_pct"]
+        == expected["summary"]["weighted_metrics_score_pct"]
+    )
+    assert final["token_usage"] == expected["token_usage"]
+
+    with SQLiteStore(db) as store:
+        stored = store.get_run(crashed.id, include_results=True)
+    assert stored.status == "completed"
+    assert [r.case_id for r in stored.results].count("c0") == 1
+
+
+def test_resume_uses_the_snapshot_not_the_edited_suite(tmp_path: Path) -> None:
+    _suite(tmp_path)
+    proc = subprocess.Popen(
+        [ASSAY, "run", "s.eval.yaml"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    db = tmp_path / ".assay" / "assay.db"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if db.exists():
+            with SQLiteStore(db) as store:
+                runs = store.list_runs()
+                if runs and len(list(store.iter_case_results(runs[0].id))) >= 4:
+                    break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    # Raise the bar in the file: the resumed run must keep the threshold it was created with.
+    suite = (tmp_path / "s.eval.yaml").read_text()
+    write(
+        tmp_path / "s.eval.yaml", suite.replace("concurrency: 2", "concurrency: 2, threshold: 1.0")
+    )
+    with SQLiteStore(db) as store:
+        (run,) = store.list_runs()
+    assert run.status == "interrupted"
+    resumed = assay("run", "--resume", run.id, "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    final = json.loads(resumed.stdout)
+    assert {r["threshold"] for r in final["results"]} == {0.8}
+    assert len(final["results"]) == N
+
+
+def test_a_completed_run_cannot_be_resumed(tmp_path: Path) -> None:
+    _suite(tmp_path)
+    first = assay("run", "s.eval.yaml", "--json", cwd=tmp_path)
+    run_id = json.loads(first.stdout)["id"]
+    again = assay("run", "--resume", run_id, cwd=tmp_path)
+    assert again.returncode == 2
+    assert again.stderr == (
+        f"error: run '{run_id}' completed; there is nothing to resume "
+        "(completed runs never change)\n"
+    )
