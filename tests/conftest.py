@@ -8,12 +8,20 @@ from pathlib import Path
 
 import pytest
 
+CLOSED_ENDPOINT = "http://127.0.0.1:9/v1"
+"""The discard port on loopback: nothing listens, so a stray model call fails at once."""
+
 
 @pytest.fixture(autouse=True)
 def _isolated_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Run in a fresh directory with no project config or store env var inherited."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ASSAY_DATABASE_URL", raising=False)
+    # No test reaches the internet: a target or judge left on a default endpoint fails fast.
+    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.setenv(name, CLOSED_ENDPOINT)
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
     yield
     assert Path.cwd() == tmp_path or os.path.exists(tmp_path)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -14,12 +15,14 @@ from tests.e2e._cli import ASSAY, assay
 
 N = 40
 
-AGENT = """import time
+AGENT = """import os, time
 
 def answer(case):
     n = int(case["id"].removeprefix("c"))
-    time.sleep(0.05)
-    return {"output": f"answer {n}" + (" ok" if n % 3 else ""), "token_usage": {"input": n, "output": 1}}
+    # The run to be killed slows down after case 12, so the kill always lands mid-run.
+    time.sleep(2.0 if n >= 12 and os.environ.get("SLOW_AFTER_12") else 0.02)
+    text = f"answer {n}" + (" ok" if n % 3 else "")
+    return {"output": text, "token_usage": {"input": n, "output": 1}}
 """
 
 
@@ -59,6 +62,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
         cwd=killed_dir,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "SLOW_AFTER_12": "1"},
     )
     db = killed_dir / ".assay" / "assay.db"
     deadline = time.monotonic() + 30
@@ -107,6 +111,7 @@ def test_resume_uses_the_snapshot_not_the_edited_suite(tmp_path: Path) -> None:
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env={**os.environ, "SLOW_AFTER_12": "1"},
     )
     db = tmp_path / ".assay" / "assay.db"
     deadline = time.monotonic() + 30

@@ -8,7 +8,7 @@ import statistics
 import sys
 import textwrap
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -135,6 +135,10 @@ class RecordingSink:
         in_flight = self.agent.in_flight if self.agent is not None else None
         self.calls.append(("add_case_result", (result.case_id, in_flight)))
         self.results.append(result)
+
+    def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
+        for result in results:
+            self.add_case_result(run_id, result)
 
     def finish_run(
         self,

@@ -12,6 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 from assay.errors import TargetError, UsageError
 from assay.results import Message, TargetOutput, TokenUsage, ToolCall
 from assay.targets import BUILTIN_TARGETS, OpenAITarget, TargetRequest, TargetSpec
+from assay.targets._chat import _retry_after_s
 from assay.testing import FakeOpenAIServer, fail_first, last_user_text, tool_outputs
 
 WEATHER_TOOL = {
@@ -281,6 +282,28 @@ def test_a_429_is_rate_limited_with_the_servers_retry_after() -> None:
     assert str(error) == (
         f"openai fake-model at {server.base_url}: rate limited (HTTP 429): injected fault: HTTP 429"
     )
+
+
+def test_a_429_without_retry_after_leaves_the_delay_to_the_runner() -> None:
+    with FakeOpenAIServer(fault=fail_first(1, "429"), retry_after_s=None) as server:
+        error = failure(target(server))
+    assert (error.rate_limited, error.retry_after_s) == (True, None)
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"retry-after": "2"}, 2.0),
+        ({"retry-after-ms": "150", "retry-after": "2"}, 0.15),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),
+        ({"retry-after": "soon"}, None),
+        ({}, None),
+    ],
+)
+def test_retry_after_is_read_in_each_form_servers_send(
+    headers: dict[str, str], expected: float | None
+) -> None:
+    assert _retry_after_s(headers) == expected
 
 
 @pytest.mark.parametrize("status", ["500", "503", "408"])

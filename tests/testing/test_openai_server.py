@@ -115,10 +115,22 @@ def test_a_failing_script_becomes_a_500_that_says_why() -> None:
 
     with FakeOpenAIServer(broken) as server:
         status, _, text = post(f"{server.base_url}/chat/completions", CHAT)
-        _, _, unknown_key = post(f"{server.base_url}/messages", {**CHAT, "max_tokens": 5})
+        _, _, anthropic = post(f"{server.base_url}/messages", {**CHAT, "max_tokens": 5})
     assert status == 500
     assert json.loads(text)["error"]["message"] == "reply script failed: KeyError: 'oops'"
-    assert json.loads(unknown_key)["error"]["type"] == "api_error"
+    assert json.loads(anthropic)["error"] == {
+        "type": "api_error",
+        "message": "reply script failed: KeyError: 'oops'",
+    }
+
+
+def test_a_fault_script_naming_an_unknown_kind_becomes_a_500_that_says_why() -> None:
+    with FakeOpenAIServer(fault=always("slow")) as server:
+        status, _, text = post(f"{server.base_url}/chat/completions", CHAT)
+    assert status == 500
+    assert json.loads(text)["error"]["message"].startswith(
+        "fault script failed: ValueError: unknown fault kind 'slow'"
+    )
 
 
 def test_invalid_requests_get_a_400_in_each_protocols_error_shape() -> None:
@@ -319,10 +331,11 @@ def test_the_module_runs_as_a_process_and_prints_its_base_url() -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "assay.testing.openai_server", "--port", "0", "--latency-ms", "1"],
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        assert process.stdout is not None
+        assert process.stdout is not None and process.stderr is not None
         base_url = process.stdout.readline().strip()
         assert base_url.startswith("http://127.0.0.1:")
         status, _, text = post(f"{base_url}/chat/completions", CHAT)
@@ -332,9 +345,9 @@ def test_the_module_runs_as_a_process_and_prints_its_base_url() -> None:
         )
     finally:
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0
-        if process.stdout is not None:
-            process.stdout.close()
+        _, stderr = process.communicate(timeout=10)
+    assert process.returncode == 0
+    assert stderr == ""  # no warnings, e.g. runpy's about a module imported twice
 
 
 def test_the_process_rejects_a_bad_fault_option() -> None:

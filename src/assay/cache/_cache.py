@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
 
+from assay._sqlite_wal import enable_wal
 from assay.cache._key import CacheKey
 from assay.errors import UsageError, UserError
 from assay.results import JSON
@@ -83,25 +83,6 @@ class CacheStats:
     writes: int = 0
 
 
-def _enable_wal(conn: sqlite3.Connection) -> None:
-    """Switch the file to WAL, retrying while another process holds it.
-
-    SQLite does not call the busy handler for this switch (it could deadlock), so two
-    processes opening a new file at once would otherwise fail with "database is locked".
-    """
-    deadline = time.monotonic() + _BUSY_TIMEOUT_S
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-        except sqlite3.OperationalError as exc:
-            busy = exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-            if not busy or time.monotonic() >= deadline:
-                raise
-            time.sleep(0.01)
-        else:
-            return
-
-
 def _describe(key: str) -> str:
     if isinstance(key, CacheKey) and key.kind:
         return f"{key.kind} {key.description}"
@@ -148,7 +129,7 @@ class ResponseCache:
             conn = sqlite3.connect(
                 self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
-            _enable_wal(conn)
+            enable_wal(conn, _BUSY_TIMEOUT_S)
             # WAL with synchronous=NORMAL never corrupts the file; a power cut can lose the
             # last writes, which for a cache only costs a repeated model call.
             conn.execute("PRAGMA synchronous=NORMAL")

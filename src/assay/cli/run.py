@@ -117,7 +117,9 @@ def command(
                 run = asyncio.run(run_plan(plan, store, on_case=progress.advance, cache=cache))
             runs.append(run)
         if as_json:
-            full = [r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs]
+            full = [
+                r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs
+            ]
             click.echo(render_json(full[0]) if len(full) == 1 else render_json_many(full))
         else:
             for run in runs:

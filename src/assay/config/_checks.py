@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.config._suite import Suite, TestCase
+from assay.config._suite import Suite
 from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigIssue
 from assay.graders import Composite, Grader
@@ -11,9 +11,9 @@ from assay.scoring import SafetyGate
 __all__ = ["case_graders", "check_suite"]
 
 
-def case_graders(suite: Suite, test: TestCase) -> list[tuple[Grader, LocPath]]:
-    """A test's graders in run order (its own, then the suite defaults) with their paths."""
-    index = suite.tests.index(test)
+def case_graders(suite: Suite, index: int) -> list[tuple[Grader, LocPath]]:
+    """Test `index`'s graders in run order (its own, then the suite defaults) with their paths."""
+    test = suite.tests[index]
     graders: list[tuple[Grader, LocPath]] = [
         (g, ("tests", index, "assertions", i)) for i, g in enumerate(test.assertions)
     ]
@@ -58,13 +58,14 @@ def check_suite(suite: Suite, source: SourceMap) -> list[ConfigIssue]:
         else:
             first_seen[test.id] = index
 
-        graders = case_graders(suite, test)
+        graders = case_graders(suite, index)
+        every_turn = graders  # a turn is graded by its own graders and these, not other turns'
         for turn_index, turn in enumerate(test.turns or []):
             turn_graders: list[tuple[Grader, LocPath]] = [
                 (g, (*path, "turns", turn_index, "assertions", i))
                 for i, g in enumerate(turn.assertions)
             ]
-            if not any(g.weight > 0 for g, _ in turn_graders + graders):
+            if not any(g.weight > 0 for g, _ in turn_graders + every_turn):
                 issues.append(
                     source.issue(
                         (*path, "turns", turn_index),

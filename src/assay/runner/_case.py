@@ -110,7 +110,7 @@ class CaseRunner:
             output = await self._call_live(plan, request)
         except TargetError as exc:
             return _Call(None, ErrorInfo(type=exc.kind, message=str(exc)), _ms(started))
-        except Exception as exc:  # noqa: BLE001 — a crashing target is a case error, not a crash
+        except Exception as exc:
             message = str(exc) or repr(exc)
             return _Call(None, ErrorInfo(type=type(exc).__name__, message=message), _ms(started))
         if key is not None and self.cache is not None:

@@ -31,6 +31,7 @@ from assay.results import (
 from assay.runner._case import CaseRunner
 from assay.runner._plan import RunPlan, iter_cases
 from assay.runner._retry import RetryPolicy
+from assay.runner._writer import GroupWriter
 from assay.scoring import SummaryBuilder
 from assay.store import ResultSink
 
@@ -92,6 +93,8 @@ class Resume:
 
 
 class _Totals:
+    """Token usage and cost summed over case results as they arrive."""
+
     def __init__(self) -> None:
         self.usage: TokenUsage | None = None
         self.cost: float | None = None
@@ -101,6 +104,103 @@ class _Totals:
             self.usage = case.token_usage if self.usage is None else self.usage + case.token_usage
         if case.cost_usd is not None:
             self.cost = (self.cost or 0.0) + case.cost_usd
+
+
+class _Execution:
+    """The state of one run while it executes: what is done, the totals, the case runner."""
+
+    def __init__(self, plan: RunPlan, sink: ResultSink, cache: ResponseCache | None) -> None:
+        self.plan = plan
+        self.sink = sink
+        self.cache = cache
+        self.summary = SummaryBuilder(
+            plan.config.metrics_pass_threshold, plan.config.cases_pass_threshold
+        )
+        self.totals = _Totals()
+        self.done_ids: set[str] = set()
+        self.previous_ms = 0.0
+        self.started = time.perf_counter()
+        self.runner = CaseRunner(
+            target=plan.target,
+            base_dir=plan.target_base_dir,
+            limiter=AdaptiveLimiter(plan.concurrency),
+            retry=RetryPolicy(max_retries=plan.max_retries),
+            cache=cache,
+        )
+        self._hits = cache.stats.hits if cache else 0
+        self._misses = cache.stats.misses if cache else 0
+
+    def start(self, run_id: str | None, resume: Resume | None) -> RunResult:
+        """Create the run in the sink, or take over the run being resumed."""
+        if resume is None:
+            run = RunResult(
+                id=run_id or new_run_id(),
+                suite=self.plan.suite_name,
+                target=self.plan.target_name,
+                status="running",
+                started_at=now_iso(),
+                config=self.plan.config,
+                summary=self.summary.build(),
+                assay_version=__version__,
+            )
+            self.sink.create_run(run, snapshot_of(self.plan))
+            return run
+        # Totals are recounted from the stored results: a killed process never wrote its own.
+        for case in resume.done:
+            self.count(case)
+            self.done_ids.add(case.case_id)
+        self.previous_ms = resume.run.duration_ms
+        return resume.run
+
+    def count(self, case: CaseResult) -> None:
+        """Add a finished case to the run's summary and totals."""
+        self.summary.add(case)
+        self.totals.add(case)
+
+    def finish(self, run: RunResult, status: RunStatus) -> RunResult:
+        """Close the run in the sink with its final summary, totals and scheduling record."""
+        limits = self.runner.limiter.stats()
+        cache = self.cache
+        finished = run.model_copy(
+            update={
+                "status": status,
+                "finished_at": now_iso(),
+                "summary": self.summary.build(),
+                "duration_ms": round(
+                    self.previous_ms + (time.perf_counter() - self.started) * 1000.0, 3
+                ),
+                "token_usage": self.totals.usage,
+                "cost_usd": self.totals.cost,
+                "scheduling": SchedulingStats(
+                    target_concurrency=limits.configured,
+                    target_concurrency_final=limits.final,
+                    target_concurrency_lowest=limits.lowest,
+                    rate_limited=limits.rate_limited,
+                    retries=self.runner.retries,
+                    cache_hits=(cache.stats.hits - self._hits) if cache else 0,
+                    cache_misses=(cache.stats.misses - self._misses) if cache else 0,
+                ),
+            }
+        )
+        self.sink.finish_run(
+            run.id,
+            status=status,
+            finished_at=finished.finished_at or "",
+            summary=finished.summary,
+            duration_ms=finished.duration_ms,
+            token_usage=finished.token_usage,
+            cost_usd=finished.cost_usd,
+            scheduling=finished.scheduling,
+        )
+        return finished
+
+
+def _root_cause(failure: BaseException) -> BaseException:
+    """The first real exception inside TaskGroup wrappers."""
+    cause = failure
+    while isinstance(cause, BaseExceptionGroup) and cause.exceptions:
+        cause = cause.exceptions[0]
+    return cause
 
 
 async def execute(
@@ -119,103 +219,45 @@ async def execute(
     on any other failure as `failed`; the original exception propagates either way.
     """
     await plan.target.setup(plan.target_base_dir)
-    summary = SummaryBuilder(plan.config.metrics_pass_threshold, plan.config.cases_pass_threshold)
-    done_ids: set[str] = set()
-    if resume is None:
-        run = RunResult(
-            id=run_id or new_run_id(),
-            suite=plan.suite_name,
-            target=plan.target_name,
-            status="running",
-            started_at=now_iso(),
-            config=plan.config,
-            summary=summary.build(),
-            assay_version=__version__,
-        )
-        sink.create_run(run, snapshot_of(plan))
-        totals = _Totals()
-        previous_ms = 0.0
-    else:
-        # Totals are recounted from the stored results: a killed process never wrote its own.
-        run = resume.run
-        totals = _Totals()
-        for case in resume.done:
-            summary.add(case)
-            totals.add(case)
-            done_ids.add(case.case_id)
-        previous_ms = run.duration_ms
-    started = time.perf_counter()
-    runner = CaseRunner(
-        target=plan.target,
-        base_dir=plan.target_base_dir,
-        limiter=AdaptiveLimiter(plan.concurrency),
-        retry=RetryPolicy(max_retries=plan.max_retries),
-        cache=cache,
-    )
-    hits_before = cache.stats.hits if cache else 0
-    misses_before = cache.stats.misses if cache else 0
-    cases = iter_cases(plan, done_ids)
+    state = _Execution(plan, sink, cache)
+    run = state.start(run_id, resume)
+    cases = iter_cases(plan, state.done_ids)
 
-    async def worker() -> None:
-        for case in cases:
-            result = await runner.run(case)
-            sink.add_case_result(run.id, result)
-            summary.add(result)
-            totals.add(result)
+    def committed(results: list[CaseResult]) -> None:
+        # The summary and progress count what is stored, never a result the sink refused.
+        for result in results:
+            state.count(result)
             if on_case is not None:
                 on_case(result)
 
-    def finish(status: RunStatus) -> RunResult:
-        limits = runner.limiter.stats()
-        finished = run.model_copy(
-            update={
-                "status": status,
-                "finished_at": now_iso(),
-                "summary": summary.build(),
-                "duration_ms": round(previous_ms + (time.perf_counter() - started) * 1000.0, 3),
-                "token_usage": totals.usage,
-                "cost_usd": totals.cost,
-                "scheduling": SchedulingStats(
-                    target_concurrency=limits.configured,
-                    target_concurrency_final=limits.final,
-                    target_concurrency_lowest=limits.lowest,
-                    rate_limited=limits.rate_limited,
-                    retries=runner.retries,
-                    cache_hits=(cache.stats.hits - hits_before) if cache else 0,
-                    cache_misses=(cache.stats.misses - misses_before) if cache else 0,
-                ),
-            }
-        )
-        sink.finish_run(
-            run.id,
-            status=status,
-            finished_at=finished.finished_at or "",
-            summary=finished.summary,
-            duration_ms=finished.duration_ms,
-            token_usage=finished.token_usage,
-            cost_usd=finished.cost_usd,
-            scheduling=finished.scheduling,
-        )
-        return finished
+    writer = GroupWriter(sink, run.id, committed)
 
+    async def worker() -> None:
+        for case in cases:
+            await writer.write(await state.runner.run(case))
+
+    failure: BaseException | None = None
     try:
-        workers = min(plan.concurrency, max(1, len(plan.cases) - len(done_ids)))
+        workers = min(plan.concurrency, max(1, len(plan.cases) - len(state.done_ids)))
         async with asyncio.TaskGroup() as group:
             for _ in range(workers):
                 group.create_task(worker())
     except BaseException as exc:
-        # Keep what finished: the run is closed as interrupted (Ctrl-C) or failed (a bug),
-        # and the original exception is what the caller sees, not the TaskGroup's wrapper.
-        cause: BaseException = exc
-        while isinstance(cause, BaseExceptionGroup) and cause.exceptions:
-            cause = cause.exceptions[0]
-        interrupted = isinstance(cause, asyncio.CancelledError | KeyboardInterrupt)
-        with contextlib.suppress(Exception):
-            finish("interrupted" if interrupted else "failed")
-        if cause is exc:
-            raise
-        raise cause from None
+        failure = exc
+    try:
+        await writer.close()  # whatever happened, what finished is committed first
+    except Exception as exc:
+        failure = failure or exc
     finally:
         with contextlib.suppress(Exception):
             await plan.target.teardown()
-    return finish("completed")
+    if failure is None:
+        return state.finish(run, "completed")
+    # Closed as interrupted (Ctrl-C) or failed (a bug); the caller sees the original exception.
+    cause = _root_cause(failure)
+    interrupted = isinstance(cause, asyncio.CancelledError | KeyboardInterrupt)
+    with contextlib.suppress(Exception):
+        state.finish(run, "interrupted" if interrupted else "failed")
+    if cause is failure:
+        raise failure
+    raise cause from None

@@ -13,6 +13,7 @@ from assay.config import InputMessage, LoadedProject, LoadedSuite, TestCase, cas
 from assay.errors import UsageError
 from assay.graders import Grader
 from assay.results import JSON, Message, RunConfigSnapshot
+from assay.runner._retry import DEFAULT_MAX_RETRIES
 from assay.scoring import (
     DEFAULT_CASES_PASS_THRESHOLD,
     DEFAULT_METRICS_PASS_THRESHOLD,
@@ -23,7 +24,6 @@ from assay.scoring import (
     resolve_borderline,
     resolve_threshold,
 )
-from assay.runner._retry import DEFAULT_MAX_RETRIES
 from assay.targets import Target, TargetRequest
 
 __all__ = [
@@ -99,7 +99,9 @@ class CasePlan:
             new = tuple(Message(role=m.role, content=m.content) for m in given or [])
         messages = history + new
         raw_input: JSON = (
-            given if isinstance(given, str) and not history else [m.model_dump(exclude_defaults=True) for m in messages]
+            given
+            if isinstance(given, str) and not history
+            else [m.model_dump(exclude_defaults=True) for m in messages]
         )
         return TargetRequest(
             case_id=test.id,
@@ -158,8 +160,9 @@ def _resolve_target(
 
 
 def _plan_case(
-    loaded: LoadedSuite, project: LoadedProject, options: RunOptions, test: TestCase
+    loaded: LoadedSuite, project: LoadedProject, options: RunOptions, index: int
 ) -> CasePlan:
+    test = loaded.suite.tests[index]
     suite_exec = loaded.suite.execution
     test_exec = test.execution
     project_cfg = project.config
@@ -184,7 +187,7 @@ def _plan_case(
 
     return CasePlan(
         test=test,
-        graders=tuple(g for g, _ in case_graders(loaded.suite, test)),
+        graders=tuple(g for g, _ in case_graders(loaded.suite, index)),
         turn_graders=tuple(tuple(turn.assertions) for turn in test.turns or ()),
         bands=CaseBands(threshold, borderline),
         aggregator=pick("aggregator", WeightedAverage()),
@@ -204,7 +207,9 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
     suite_exec = loaded.suite.execution
     project_cfg = project.config
     cases = tuple(
-        _plan_case(loaded, project, options, t) for t in loaded.suite.tests if options.selects(t)
+        _plan_case(loaded, project, options, i)
+        for i, t in enumerate(loaded.suite.tests)
+        if options.selects(t)
     )
     if not cases:
         raise UsageError(

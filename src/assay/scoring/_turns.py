@@ -32,7 +32,9 @@ def fold_turns(
                 error = error.model_copy(update={"message": f"turn {index}: {error.message}"})
             return CaseOutcome(None, "error", error)
     if any(t.required_gate_failed for t in turns):
-        return CaseOutcome(0.0, score_to_verdict(0.0, bands.threshold, bands.borderline), None, True)
+        return CaseOutcome(
+            0.0, score_to_verdict(0.0, bands.threshold, bands.borderline), None, True
+        )
     scores = [t.score or 0.0 for t in turns]
     if aggregation == "mean":
         score = statistics.fmean(scores)

@@ -6,6 +6,8 @@ immutable) so the runner behaves identically whichever sink it is given.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from assay.errors import UsageError
 from assay.results import (
     JSON,
@@ -66,8 +68,24 @@ class MemorySink:
         Raises:
             UsageError: The run is unknown or finished, or already has this case id.
         """
+        self.add_case_results(run_id, [result])
+
+    def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
+        """Keep several case results (all or none).
+
+        Raises:
+            UsageError: The run is unknown or finished, or already has one of the case ids.
+        """
         run = self._require_running(run_id, "add a case result to")
-        self._append(run.id, result)
+        ids = [r.case_id for r in results]
+        repeated = sorted({i for i in ids if i in self._case_ids or ids.count(i) > 1})
+        if repeated:
+            raise UsageError(
+                f"run '{run_id}' already has a result for case '{repeated[0]}'; "
+                "each case is stored once per run"
+            )
+        for result in results:
+            self._append(run.id, result)
 
     def finish_run(
         self,

@@ -6,7 +6,7 @@ of later share one interface.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from assay.results import (
@@ -30,6 +30,9 @@ class ResultSink(Protocol):
 
     def add_case_result(self, run_id: str, result: CaseResult) -> None:
         """Commit one graded case result at once (a crash keeps it)."""
+
+    def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
+        """Commit several graded results in one transaction (the runner's group commit)."""
 
     def finish_run(
         self,

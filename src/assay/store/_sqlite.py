@@ -7,7 +7,7 @@ read while a run is writing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -17,6 +17,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from assay._sqlite_wal import enable_wal
 from assay.errors import UsageError
 from assay.results import (
     JSON,
@@ -39,15 +40,15 @@ _STREAM_BATCH = 200
 
 _MAX_LISTED_MATCHES = 10
 
+_BUSY_TIMEOUT_S = 5.0
+
 _CONNECTION_PRAGMAS = (
-    # WAL: readers never block the writer, so a live run can be watched.
-    "PRAGMA journal_mode=WAL",
     # NORMAL is durable in WAL mode except for the last commits on power loss, not on a crash.
     "PRAGMA synchronous=NORMAL",
     # SQLite ignores foreign keys unless asked, per connection; cascade deletes depend on it.
     "PRAGMA foreign_keys=ON",
     # A second process (a server, a parallel run) waits for the write lock instead of failing.
-    "PRAGMA busy_timeout=5000",
+    f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}",
 )
 
 
@@ -62,6 +63,8 @@ def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
             cursor.execute(pragma)
     finally:
         cursor.close()
+    # WAL: readers never block the writer, so a live run can be watched.
+    enable_wal(dbapi_connection, _BUSY_TIMEOUT_S)
 
 
 def _on_begin(connection: Connection) -> None:
@@ -177,17 +180,31 @@ class SQLiteStore:
         Raises:
             UsageError: The run does not exist, is finished, or already has this case id.
         """
+        self.add_case_results(run_id, [result])
+
+    def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
+        """Commit several graded case results in one transaction (all or none).
+
+        Raises:
+            UsageError: The run does not exist, is finished, or already has one of the case ids.
+        """
+        if not results:
+            return
         try:
             with self._engine.begin() as conn:
                 self._require_running(conn, run_id, "add a case result to")
                 last = conn.execute(
                     select(func.max(case_results.c.seq)).where(case_results.c.run_id == run_id)
                 ).scalar_one()
-                seq = (last or 0) + 1
-                conn.execute(insert(case_results), _case_row(run_id, seq, result))
+                first = (last or 0) + 1
+                conn.execute(
+                    insert(case_results),
+                    [_case_row(run_id, first + i, r) for i, r in enumerate(results)],
+                )
         except IntegrityError as exc:
+            ids = ", ".join(f"'{r.case_id}'" for r in results)
             raise UsageError(
-                f"run '{run_id}' already has a result for case '{result.case_id}'; "
+                f"run '{run_id}' already has a result for case {ids}; "
                 "each case is stored once per run"
             ) from exc
 

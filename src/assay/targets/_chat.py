@@ -329,16 +329,16 @@ class ChatModelTarget(Target):
             # The aiohttp transport reports a dropped connection as a timeout: tell them apart by
             # the root cause so the message says what happened.
             root = _root_cause(exc)
-            if isinstance(root, TimeoutError) or root is exc:
-                timeout = f" after {self.timeout_s:g}s" if self.timeout_s is not None else ""
-                why = f"timed out{timeout}" if isinstance(exc, sdk.APITimeoutError) else str(exc)
+            if isinstance(root, TimeoutError) or (
+                root is exc and isinstance(exc, sdk.APITimeoutError)
+            ):
+                after = f" after {self.timeout_s:g}s" if self.timeout_s is not None else ""
                 return TargetError(
-                    f"{where}: request {why}", kind=type(exc).__name__, retryable=True
+                    f"{where}: request timed out{after}", kind="APITimeoutError", retryable=True
                 )
+            cause = str(exc) if root is exc else f"{type(root).__name__}: {root}"
             return TargetError(
-                f"{where}: connection failed: {type(root).__name__}: {root}",
-                kind="APIConnectionError",
-                retryable=True,
+                f"{where}: connection failed: {cause}", kind="APIConnectionError", retryable=True
             )
         return None
 
@@ -371,7 +371,7 @@ def link_tool_messages(
     return linked
 
 
-def result_text(result: JSON) -> str:
+def _result_text(result: JSON) -> str:
     """A tool result as sent to the model: strings as they are, anything else as JSON."""
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
 
@@ -388,7 +388,7 @@ def _answer_all(
         answered.append(
             ToolCall(tool=call.name, args=call.args, output=result, duration_ms=elapsed_ms)
         )
-        texts.append(result_text(result))
+        texts.append(_result_text(result))
     return answered, texts
 
 

@@ -141,9 +141,17 @@ class OpenAITarget(ChatModelTarget):
         return [assistant, *answers]
 
     async def complete(self, client: object, body: dict[str, JSON]) -> ModelTurn:
-        """One Chat Completions request; the first choice becomes the turn."""
+        """One Chat Completions request; the first choice becomes the turn.
+
+        The body is already in wire format, so it goes through the SDK's generic `post` (the
+        same client, transport, auth, errors and response model as `chat.completions.create`)
+        without `create`'s walk over its typed parameters, which cost ~0.4 ms per request:
+        a third of the runner's per-case budget.
+        """
+        from openai.types.chat import ChatCompletion
+
         sdk_client = cast("AsyncOpenAI", client)
-        completion = await sdk_client.chat.completions.create(**self.sdk_arguments(body))
+        completion = await sdk_client.post("/chat/completions", body=body, cast_to=ChatCompletion)
         choices = getattr(completion, "choices", None)
         if not choices:
             raise TargetError(

@@ -143,7 +143,7 @@ class FakeOpenAIServer:
         faults: Mapping[str, float] | None = None,
         fault: FaultScript | None = None,
         seed: int = 0,
-        retry_after_s: float = 0.05,
+        retry_after_s: float | None = 0.05,
         hang_s: float = 30.0,
         api_key: str | None = None,
         models: Sequence[str] = ("fake-model",),
@@ -159,7 +159,8 @@ class FakeOpenAIServer:
             faults: Fault kind → probability per request, drawn from a `seed`ed RNG.
             fault: Decides a fault per request; consulted before `faults`.
             seed: Seed of the fault RNG, so a run with rate faults can be repeated exactly.
-            retry_after_s: The `Retry-After` of injected 429s, in (possibly fractional) seconds.
+            retry_after_s: The `Retry-After` of injected 429s, in (possibly fractional) seconds;
+                None sends none.
             hang_s: How long a `timeout` fault stalls before it answers after all.
             api_key: When set, requests must carry it (`Authorization: Bearer` or `x-api-key`)
                 or get a 401.
@@ -185,6 +186,7 @@ class FakeOpenAIServer:
         self._models = list(models)
         self._host = host
         self._port = port
+        self._bound_port: int | None = None
         self._lock = threading.Lock()
         self._total = 0
         self._fault_counts: Counter[str] = Counter()
@@ -201,9 +203,9 @@ class FakeOpenAIServer:
     def url(self) -> str:
         """The server root, e.g. `http://127.0.0.1:PORT` (the Anthropic SDK's `base_url`); it stays
         known after `stop()`."""
-        if not self._port:
+        if self._bound_port is None:
             raise RuntimeError("the server has not started; use `with FakeOpenAIServer() as s:`")
-        return f"http://{self._host}:{self._port}"
+        return f"http://{self._host}:{self._bound_port}"
 
     @property
     def base_url(self) -> str:
@@ -278,8 +280,7 @@ class FakeOpenAIServer:
         except BaseException:
             await runner.cleanup()
             raise
-        address = runner.addresses[0]
-        self._port = int(address[1])
+        self._bound_port = int(runner.addresses[0][1])
         return runner
 
     def _begin_shutdown(self) -> None:
@@ -339,7 +340,11 @@ class FakeOpenAIServer:
         problem = _validate(body, anthropic=anthropic)
         if problem is not None:
             return _error(400, problem, anthropic=anthropic)
-        fault = self._choose_fault(body)
+        try:
+            fault = self._choose_fault(body)
+        except Exception as exc:
+            message = f"fault script failed: {type(exc).__name__}: {exc}"
+            return _error(500, message, anthropic=anthropic)
         if self.latency_ms:
             await asyncio.sleep(self.latency_ms / 1000)
         if fault == "drop":
@@ -349,7 +354,9 @@ class FakeOpenAIServer:
         if fault == "malformed":
             return web.Response(text=_MALFORMED_BODY, content_type="application/json")
         if fault is not None and fault.isdigit():
-            headers = {"Retry-After": f"{self.retry_after_s:g}"} if fault == "429" else None
+            headers = None
+            if fault == "429" and self.retry_after_s is not None:
+                headers = {"Retry-After": f"{self.retry_after_s:g}"}
             message = f"injected fault: HTTP {fault}"
             return _error(int(fault), message, anthropic=anthropic, headers=headers)
         try:
@@ -363,6 +370,7 @@ class FakeOpenAIServer:
         return web.json_response(_chat_completion(body, reply, number))
 
     def _choose_fault(self, body: dict[str, JSON]) -> str | None:
+        """The fault for this request (script first, then the rates), counted and recorded."""
         fault = self._fault(body) if self._fault is not None else None
         if fault is None and self._faults:
             draw = self._rng.random()

@@ -1,0 +1,131 @@
+"""Runner benchmark: `assay run` (the whole process) against the local OpenAI-protocol server.
+
+Reports wall time against the floor N·latency/c, and peak RSS. Usage:
+
+    .venv/bin/python benchmarks/runner_bench.py                 # the issue #3 targets
+    .venv/bin/python benchmarks/runner_bench.py --cases 1000 --latency-ms 50 --concurrency 32
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ASSAY = str(Path(sys.executable).with_name("assay"))
+
+
+@dataclass
+class Result:
+    cases: int
+    latency_ms: float
+    concurrency: int
+    wall_s: float
+    peak_rss_mb: float
+
+    @property
+    def floor_s(self) -> float:
+        return self.cases * self.latency_ms / 1000.0 / self.concurrency
+
+
+def start_server(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
+    """The fake OpenAI server in its own process, so it does not share the runner's CPU time."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "assay.testing.openai_server", "--port", "0",
+         "--latency-ms", str(latency_ms)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    base_url = proc.stdout.readline().strip()
+    if not base_url.startswith("http"):
+        proc.kill()
+        raise RuntimeError(f"server did not start: {base_url!r}")
+    return proc, base_url
+
+
+def write_suite(directory: Path, base_url: str, cases: int, concurrency: int) -> Path:
+    with (directory / "cases.jsonl").open("w") as handle:
+        for i in range(cases):
+            case = {"id": f"c{i}", "input": f"question {i}",
+                    "assertions": [{"type": "contains", "value": f"question {i}"}]}
+            handle.write(json.dumps(case) + "\n")
+    suite = {
+        "name": "bench",
+        "target": {"type": "openai", "model": "fake-model", "base_url": base_url,
+                   "api_key_env": None},
+        "execution": {"concurrency": concurrency},
+        "tests": "./cases.jsonl",
+    }
+    path = directory / "bench.eval.yaml"
+    path.write_text(json.dumps(suite))
+    return path
+
+
+def run_once(cases: int, latency_ms: float, concurrency: int) -> Result:
+    server, base_url = start_server(latency_ms)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            directory = Path(tmp)
+            suite = write_suite(directory, base_url, cases, concurrency)
+            started = time.perf_counter()
+            proc = subprocess.Popen(
+                [ASSAY, "run", str(suite), "--no-cache", "--db", str(directory / "runs.db")],
+                cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            )
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - started
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode != 0:
+                assert proc.stderr is not None
+                raise RuntimeError(f"assay run failed ({proc.returncode}): {proc.stderr.read()}")
+            return Result(cases, latency_ms, concurrency, wall, usage.ru_maxrss / 1024.0)
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def best_of(repeats: int, cases: int, latency_ms: float, concurrency: int) -> Result:
+    results = [run_once(cases, latency_ms, concurrency) for _ in range(repeats)]
+    return min(results, key=lambda r: r.wall_s)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=3, help="best of this many runs")
+    args = parser.parse_args()
+    if args.cases:
+        rows = [best_of(args.repeats, args.cases, args.latency_ms, args.concurrency)]
+    else:
+        rows = [
+            best_of(args.repeats, 1000, 50.0, 32),
+            best_of(args.repeats, 5000, 50.0, 64),
+        ]
+    print("| cases | latency | concurrency | floor N·lat/c | wall (whole process) | wall / floor | peak RSS |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r.cases} | {r.latency_ms:.0f} ms | {r.concurrency} | {r.floor_s:.2f} s | "
+            f"{r.wall_s:.2f} s | {r.wall_s / r.floor_s:.2f}× | {r.peak_rss_mb:.0f} MB |"
+        )
+    if not args.cases:
+        memory = [best_of(1, n, 0.0, 64) for n in (2000, 20000)]
+        print()
+        print("| cases (latency 0, c=64) | wall | peak RSS |")
+        print("|---|---|---|")
+        for r in memory:
+            print(f"| {r.cases} | {r.wall_s:.2f} s | {r.peak_rss_mb:.0f} MB |")
+        print(f"\nRSS ratio 20k/2k: {memory[1].peak_rss_mb / memory[0].peak_rss_mb:.2f}")
+
+
+if __name__ == "__main__":
+    main()

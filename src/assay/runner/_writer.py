@@ -1,0 +1,101 @@
+"""Results go to the store from one thread of their own, in batches, without stalling cases.
+
+A worker hands its graded result to `write` and goes on with its next case; the writer thread
+commits whatever has queued up in one transaction (group commit), in the order results
+finished. A commit therefore never blocks the event loop, and under load the store costs one
+transaction per batch instead of one per case. At most `MAX_PENDING` results wait at any time,
+so memory stays flat when the store is slower than the cases; `close` commits the rest.
+
+If the process is killed, results still queued (the last few milliseconds) are lost and
+`--resume` runs those cases again: none is ever stored twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import Callable
+
+from assay.results import CaseResult
+from assay.store import ResultSink
+
+__all__ = ["MAX_BATCH", "MAX_PENDING", "GroupWriter"]
+
+MAX_BATCH = 256
+"""Most results in one transaction."""
+MAX_PENDING = 1024
+"""Most results handed over but not yet committed; `write` waits beyond this."""
+
+
+class GroupWriter:
+    """Writes the case results of one run to a sink from a dedicated thread."""
+
+    def __init__(
+        self,
+        sink: ResultSink,
+        run_id: str,
+        on_committed: Callable[[list[CaseResult]], None],
+    ) -> None:
+        """Start the writer thread; `on_committed` runs on the event loop after each commit."""
+        self._sink = sink
+        self._run_id = run_id
+        self._on_committed = on_committed
+        self._loop = asyncio.get_running_loop()
+        self._slots = asyncio.Semaphore(MAX_PENDING)
+        self._queue: queue.SimpleQueue[CaseResult | None] = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._drain, name="assay-store", daemon=True)
+        self._thread.start()
+
+    async def write(self, result: CaseResult) -> None:
+        """Queue `result` for the next commit.
+
+        Raises:
+            Exception: what the sink raised for an earlier batch (e.g. a full disk).
+        """
+        self._raise_error()
+        await self._slots.acquire()
+        self._queue.put(result)
+
+    async def close(self) -> None:
+        """Commit everything queued, stop the thread, and raise a write error if one happened."""
+        self._queue.put(None)
+        await asyncio.to_thread(self._thread.join)
+        self._raise_error()
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def _drain(self) -> None:
+        stop = False
+        while not stop:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < MAX_BATCH:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    stop = True
+                    break
+                batch.append(item)
+            committed = False
+            if self._error is None:
+                try:
+                    self._sink.add_case_results(self._run_id, batch)
+                    committed = True
+                except BaseException as exc:  # handed to the event loop by `write` / `close`
+                    self._error = exc
+            self._loop.call_soon_threadsafe(self._settle, batch, committed)
+
+    def _settle(self, batch: list[CaseResult], committed: bool) -> None:
+        """On the event loop: free the slots, and report what is now stored."""
+        for _ in batch:
+            self._slots.release()
+        if committed:
+            self._on_committed(batch)
