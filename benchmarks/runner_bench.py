@@ -37,8 +37,15 @@ class Result:
 def start_server(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
     """The fake OpenAI server in its own process, so it does not share the runner's CPU time."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "assay.testing.openai_server", "--port", "0",
-         "--latency-ms", str(latency_ms)],
+        [
+            sys.executable,
+            "-m",
+            "assay.testing.openai_server",
+            "--port",
+            "0",
+            "--latency-ms",
+            str(latency_ms),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -53,13 +60,20 @@ def start_server(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
 def write_suite(directory: Path, base_url: str, cases: int, concurrency: int) -> Path:
     with (directory / "cases.jsonl").open("w") as handle:
         for i in range(cases):
-            case = {"id": f"c{i}", "input": f"question {i}",
-                    "assertions": [{"type": "contains", "value": f"question {i}"}]}
+            case = {
+                "id": f"c{i}",
+                "input": f"question {i}",
+                "assertions": [{"type": "contains", "value": f"question {i}"}],
+            }
             handle.write(json.dumps(case) + "\n")
     suite = {
         "name": "bench",
-        "target": {"type": "openai", "model": "fake-model", "base_url": base_url,
-                   "api_key_env": None},
+        "target": {
+            "type": "openai",
+            "model": "fake-model",
+            "base_url": base_url,
+            "api_key_env": None,
+        },
         "execution": {"concurrency": concurrency},
         "tests": "./cases.jsonl",
     }
@@ -77,7 +91,9 @@ def run_once(cases: int, latency_ms: float, concurrency: int) -> Result:
             started = time.perf_counter()
             proc = subprocess.Popen(
                 [ASSAY, "run", str(suite), "--no-cache", "--db", str(directory / "runs.db")],
-                cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                cwd=directory,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
             )
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - started
@@ -110,7 +126,10 @@ def main() -> None:
             best_of(args.repeats, 1000, 50.0, 32),
             best_of(args.repeats, 5000, 50.0, 64),
         ]
-    print("| cases | latency | concurrency | floor N·lat/c | wall (whole process) | wall / floor | peak RSS |")
+    print(
+        "| cases | latency | concurrency | floor N·lat/c | wall (whole process) "
+        "| wall / floor | peak RSS |"
+    )
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(

@@ -36,12 +36,15 @@ SUITE_SUFFIXES = (".eval.yaml", ".eval.yml")
 
 @dataclass(frozen=True)
 class LoadedSuite:
-    """A validated suite with where it came from and the deprecation warnings it raised."""
+    """A validated suite with where it came from and the deprecation warnings it raised.
+
+    The line map used for error messages is not kept: once the suite is valid it is not
+    needed, and for large suites it is the biggest part of the loaded data.
+    """
 
     suite: Suite
     base_dir: Path
     """Directory that relative paths in the suite resolve against."""
-    source: SourceMap
     display: str
     """The suite file as users typed it (or `<python>` for suites built in code)."""
     warnings: list[ConfigIssue] = field(default_factory=list)
@@ -108,7 +111,7 @@ def parse_suite(
     problems = check_suite(suite, source)
     if problems:
         raise ConfigError(problems)
-    return LoadedSuite(suite, base, source, source.default_file, warnings, data)
+    return LoadedSuite(suite, base, source.default_file, warnings, data)
 
 
 def load_suite(path: str | Path) -> LoadedSuite:
