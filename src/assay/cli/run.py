@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 
 import click
@@ -92,7 +93,7 @@ def command(
         cases=cases,
     )
     plans = [  # every suite × target is planned, so every error shows before any run
-        plan_run(loaded, project, RunOptions(**{**base.snapshot(), "target": target}))
+        plan_run(loaded, project, dataclasses.replace(base, target=target))
         for loaded in suites
         for target in (targets or (None,))
     ]
