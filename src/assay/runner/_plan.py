@@ -37,6 +37,9 @@ __all__ = [
 
 _T = TypeVar("_T")
 
+_DEFAULT_AGGREGATOR = WeightedAverage()
+"""Shared by every case without an aggregator of its own (models are immutable)."""
+
 DEFAULT_CONCURRENCY = 8
 
 
@@ -68,7 +71,7 @@ class RunOptions:
         return dataclasses.asdict(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CasePlan:
     """Everything needed to run and grade one test case."""
 
@@ -190,7 +193,7 @@ def _plan_case(
         graders=tuple(g for g, _ in case_graders(loaded.suite, index)),
         turn_graders=tuple(tuple(turn.assertions) for turn in test.turns or ()),
         bands=CaseBands(threshold, borderline),
-        aggregator=pick("aggregator", WeightedAverage()),
+        aggregator=pick("aggregator", _DEFAULT_AGGREGATOR),
         repeat=options.repeat or pick("repeat", 1),
         repeat_strategy=pick("repeat_strategy", "mean"),
         timeout_s=pick("timeout_s", None),

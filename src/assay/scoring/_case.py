@@ -12,7 +12,7 @@ from assay.scoring._verdicts import score_to_verdict
 __all__ = ["CaseBands", "CaseOutcome", "score_case"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaseBands:
     """The resolved verdict bands of one case."""
 
