@@ -42,6 +42,9 @@ _MAX_LISTED_MATCHES = 10
 
 _BUSY_TIMEOUT_S = 5.0
 
+_WRITE_OPTION = "assay_write"
+"""Execution option marking a transaction that will write (see `_on_begin`)."""
+
 _CONNECTION_PRAGMAS = (
     # NORMAL is durable in WAL mode except for the last commits on power loss, not on a crash.
     "PRAGMA synchronous=NORMAL",
@@ -68,7 +71,12 @@ def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
 
 
 def _on_begin(connection: Connection) -> None:
-    connection.exec_driver_sql("BEGIN")
+    # A write transaction takes the write lock when it starts (IMMEDIATE), waiting through the
+    # busy timeout. A deferred one that reads first and writes later fails at once with
+    # "database is locked" if another process committed in between (a stale WAL snapshot
+    # cannot be upgraded), which the busy timeout does not cover.
+    immediate = connection.get_execution_options().get(_WRITE_OPTION, False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
 class SQLiteStore:
@@ -96,8 +104,9 @@ class SQLiteStore:
         self._engine = create_engine(URL.create("sqlite", database=str(self._path)))
         event.listen(self._engine, "connect", _on_connect)
         event.listen(self._engine, "begin", _on_begin)
+        self._writes = self._engine.execution_options(**{_WRITE_OPTION: True})
         try:
-            metadata.create_all(self._engine)
+            metadata.create_all(self._writes)
         except DBAPIError as exc:
             self._engine.dispose()
             raise UsageError(
@@ -160,7 +169,7 @@ class SQLiteStore:
             "assay_version": run.assay_version,
         }
         try:
-            with self._engine.begin() as conn:
+            with self._writes.begin() as conn:
                 conn.execute(insert(runs), row)
                 if run.results:
                     conn.execute(
@@ -191,7 +200,7 @@ class SQLiteStore:
         if not results:
             return
         try:
-            with self._engine.begin() as conn:
+            with self._writes.begin() as conn:
                 self._require_running(conn, run_id, "add a case result to")
                 last = conn.execute(
                     select(func.max(case_results.c.seq)).where(case_results.c.run_id == run_id)
@@ -231,7 +240,7 @@ class SQLiteStore:
                 f"cannot finish run '{run_id}' with status 'running'; "
                 "use 'completed', 'interrupted' or 'failed'"
             )
-        with self._engine.begin() as conn:
+        with self._writes.begin() as conn:
             self._require_running(conn, run_id, "finish")
             conn.execute(
                 update(runs)
@@ -255,7 +264,7 @@ class SQLiteStore:
         Raises:
             UsageError: The run does not exist, or it completed (completed runs never change).
         """
-        with self._engine.begin() as conn:
+        with self._writes.begin() as conn:
             resolved = self._resolve(conn, run_id)
             status = conn.execute(
                 select(runs.c.status).where(runs.c.id == resolved).with_for_update()
@@ -342,7 +351,7 @@ class SQLiteStore:
         with self._engine.connect() as conn:
             result = conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
             for data in result.scalars():
-                yield CaseResult.model_validate(data)
+                yield CaseResult.model_validate_json(data)
 
     def _exists(self, run_id: str) -> bool:
         with self._engine.connect() as conn:
@@ -403,7 +412,7 @@ def _case_row(run_id: str, seq: int, result: CaseResult) -> dict[str, JSON]:
         "case_id": result.case_id,
         "verdict": result.verdict,
         "score": result.score,
-        "data": result.model_dump(mode="json"),
+        "data": result.model_dump_json(),
     }
 
 

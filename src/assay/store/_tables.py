@@ -81,7 +81,9 @@ case_results = Table(
     Column("case_id", Text, nullable=False),
     Column("verdict", String(16), nullable=False),
     Column("score", Float, nullable=True),
-    Column("data", JSON, nullable=False),
+    # The whole CaseResult as JSON text, written and read by pydantic's JSON code directly:
+    # no per-row round trip through Python objects (the store's hottest path).
+    Column("data", Text, nullable=False),
     UniqueConstraint("run_id", "case_id"),
     Index(None, "run_id", "seq", unique=True),
 )
