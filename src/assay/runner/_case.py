@@ -191,7 +191,7 @@ class CaseRunner:
                     output=call.output.output if call.output else None,
                     score=outcome.score,
                     verdict=outcome.verdict,
-                    duration_ms=call.duration_ms,
+                    duration_ms=round(call.duration_ms, 3),
                     error=outcome.error,
                     grader_results=results,
                 )
