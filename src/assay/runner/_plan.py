@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from assay.config import InputMessage, LoadedProject, LoadedSuite, TestCase, case_graders
 from assay.errors import UsageError
@@ -131,7 +131,8 @@ class RunPlan:
     judge_concurrency: int
     max_retries: int
     config: RunConfigSnapshot
-    cases: tuple[CasePlan, ...] = field(default=())
+    cases: Sequence[CasePlan] = field(default=())
+    """The selected cases in suite order; each plan is built when it is read."""
 
     @property
     def suite_name(self) -> str:
@@ -209,10 +210,9 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
     target_name, target, base_dir = _resolve_target(loaded, project, options.target)
     suite_exec = loaded.suite.execution
     project_cfg = project.config
-    cases = tuple(
-        _plan_case(loaded, project, options, i)
-        for i, t in enumerate(loaded.suite.tests)
-        if options.selects(t)
+    cases = _CasePlans(
+        lambda index: _plan_case(loaded, project, options, index),
+        tuple(i for i, t in enumerate(loaded.suite.tests) if options.selects(t)),
     )
     if not cases:
         raise UsageError(
@@ -263,6 +263,35 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
         config=config,
         cases=cases,
     )
+
+
+class _CasePlans(Sequence[CasePlan]):
+    """The cases of a run, each `CasePlan` built when read and not kept.
+
+    A run holds one plan per case in flight instead of one per case of the suite, so memory
+    does not grow with the number of cases.
+    """
+
+    def __init__(self, build: Callable[[int], CasePlan], indices: tuple[int, ...]) -> None:
+        self._build = build
+        self._indices = indices
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    @overload
+    def __getitem__(self, position: int) -> CasePlan: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> Sequence[CasePlan]: ...
+
+    def __getitem__(self, position: int | slice) -> CasePlan | Sequence[CasePlan]:
+        if isinstance(position, slice):
+            return _CasePlans(self._build, self._indices[position])
+        return self._build(self._indices[position])
+
+    def __iter__(self) -> Iterator[CasePlan]:
+        return (self._build(index) for index in self._indices)
 
 
 def _first_int(value: int | None, default: int) -> int:
