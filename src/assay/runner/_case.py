@@ -99,7 +99,7 @@ class CaseRunner:
             assay.cache.CacheMiss: replay mode and the call is not cached (a run-level error).
         """
         started = time.perf_counter()
-        identity = self.target.cache_key(request)
+        identity = self.target.cache_key(request) if self.cache is not None else None
         key = None
         if self.cache is not None and identity is not None:
             key = cache_key("target", identity, repeat_index=request.repeat_index)
