@@ -11,9 +11,10 @@ import pytest
 from pydantic import TypeAdapter
 
 from assay.errors import TargetError, UsageError
-from assay.results import Message, TargetOutput, TokenUsage, ToolCall
+from assay.results import Message, TokenUsage, ToolCall
 from assay.targets import BUILTIN_TARGETS, AnthropicTarget, TargetRequest, TargetSpec
 from assay.testing import FakeOpenAIServer, fail_first, last_user_text, tool_outputs
+from tests.targets._calls import ask, failure, run
 
 SEARCH_TOOL = {
     "name": "search",
@@ -26,32 +27,6 @@ def target(server: FakeOpenAIServer | None = None, **options: Any) -> AnthropicT
     base_url = server.url if server is not None else "http://127.0.0.1:9"
     spec = {"type": "anthropic", "model": "claude-x", "base_url": base_url, "api_key_env": None}
     return AnthropicTarget.model_validate({**spec, **options})
-
-
-def ask(text: str = "hello there", **metadata: Any) -> TargetRequest:
-    return TargetRequest(
-        case_id="case-1",
-        input=text,
-        messages=(Message(role="user", content=text),),
-        metadata=metadata,
-    )
-
-
-def run(anthropic: AnthropicTarget, *requests: TargetRequest) -> list[TargetOutput]:
-    async def go() -> list[TargetOutput]:
-        await anthropic.setup(Path())
-        try:
-            return [await anthropic.call(request) for request in requests]
-        finally:
-            await anthropic.teardown()
-
-    return asyncio.run(go())
-
-
-def failure(anthropic: AnthropicTarget, request: TargetRequest | None = None) -> TargetError:
-    with pytest.raises(TargetError) as caught:
-        run(anthropic, request or ask())
-    return caught.value
 
 
 def search_script(body: dict[str, Any]) -> Any:

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from assay.errors import TargetError, UsageError
+from assay.errors import UsageError
 from assay.results import Message, TargetOutput, TokenUsage, ToolCall
 from assay.targets import BUILTIN_TARGETS, OpenAITarget, TargetRequest, TargetSpec
 from assay.targets._chat import _retry_after_s
 from assay.testing import FakeOpenAIServer, fail_first, last_user_text, tool_outputs
+from tests.targets._calls import ask, failure, run
 
 WEATHER_TOOL = {
     "name": "get_weather",
@@ -30,32 +31,6 @@ def target(server: FakeOpenAIServer | None = None, **options: Any) -> OpenAITarg
     base_url = server.base_url if server is not None else "http://127.0.0.1:9/v1"
     spec = {"type": "openai", "model": "fake-model", "base_url": base_url, "api_key_env": None}
     return OpenAITarget.model_validate({**spec, **options})
-
-
-def ask(text: str = "hello there", **metadata: Any) -> TargetRequest:
-    return TargetRequest(
-        case_id="case-1",
-        input=text,
-        messages=(Message(role="user", content=text),),
-        metadata=metadata,
-    )
-
-
-def run(openai: OpenAITarget, *requests: TargetRequest) -> list[TargetOutput]:
-    async def go() -> list[TargetOutput]:
-        await openai.setup(Path())
-        try:
-            return [await openai.call(request) for request in requests]
-        finally:
-            await openai.teardown()
-
-    return asyncio.run(go())
-
-
-def failure(openai: OpenAITarget, request: TargetRequest | None = None) -> TargetError:
-    with pytest.raises(TargetError) as caught:
-        run(openai, request or ask())
-    return caught.value
 
 
 def weather_script(body: dict[str, Any]) -> Any:
