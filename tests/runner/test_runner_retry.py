@@ -420,7 +420,8 @@ def test_when_retries_run_out_the_error_says_how_many_were_made(
         [case("down", fails=99), case("up", fails=0)],
         execution={"max_retries": max_retries},
     )
-    down, up = result.results
+    by_id = {r.case_id: r for r in result.results}  # stored in completion order
+    down, up = by_id["down"], by_id["up"]
     attempts = max_retries + 1
     assert (down.verdict, down.error) == (
         "error",

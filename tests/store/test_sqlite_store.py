@@ -318,6 +318,23 @@ def test_results_stream_in_insertion_order_across_batches(
     assert seqs == list(range(1, 451))
 
 
+def test_results_can_be_filtered_by_verdict(
+    store: SQLiteStore, make_run: MakeRun, make_case: MakeCase
+) -> None:
+    store.create_run(make_run(), {})
+    verdicts = ["pass", "fail", "borderline", "pass", "error", "fail"]
+    for n, verdict in enumerate(verdicts):
+        store.add_case_result("run-0001", make_case(f"c{n}", verdict=verdict))
+    failing = store.iter_case_results("run-0001", verdicts=("fail", "error"))
+    assert [(r.case_id, r.verdict) for r in failing] == [
+        ("c1", "fail"),
+        ("c4", "error"),
+        ("c5", "fail"),
+    ]
+    assert list(store.iter_case_results("run-0001", verdicts=())) == []
+    assert len(list(store.iter_case_results("run-0001"))) == 6
+
+
 def test_connection_pragmas(store: SQLiteStore, db_path: Path) -> None:
     with store.engine.connect() as conn:
         pragmas = {

@@ -5,8 +5,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from assay.results import RunResult
+    from assay.store import Store
 
 __all__ = ["PIPE_WIDTH", "command"]
 
@@ -70,8 +77,6 @@ def command(
     from assay.cli._progress import RunProgress
     from assay.config import discover_suite_files, load_project, load_suite
     from assay.errors import UsageError
-    from assay.report import render_json, render_json_many, render_run
-    from assay.results import RunResult
     from assay.runner import RunOptions, plan_run
     from assay.store import open_store
 
@@ -117,17 +122,23 @@ def command(
             with RunProgress(err, plan.suite_name, len(plan.cases)) as progress:
                 run = asyncio.run(run_plan(plan, store, on_case=progress.advance, cache=cache))
             runs.append(run)
-        if as_json:
-            full = [
-                r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs
-            ]
-            click.echo(render_json(full[0]) if len(full) == 1 else render_json_many(full))
-        else:
-            for run in runs:
-                render_run(out, run, store.iter_case_results(run.id))
-                out.print(f"  stored in {store.describe()}", style="dim")
+        _report(runs, store, out, as_json=as_json)
     finally:
         store.close()
         if cache is not None:
             cache.close()
     return 0 if all(r.summary.passed for r in runs) else 1
+
+
+def _report(runs: list[RunResult], store: Store, out: Console, *, as_json: bool) -> None:
+    """Print the runs: the §8 JSON document(s), or the terminal summary of each."""
+    from assay.report import listed_verdicts, render_json, render_json_many, render_run
+
+    if as_json:
+        full = [r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs]
+        click.echo(render_json(full[0]) if len(full) == 1 else render_json_many(full))
+        return
+    for run in runs:
+        listed = listed_verdicts(run.summary.total)
+        render_run(out, run, store.iter_case_results(run.id, verdicts=listed))
+        out.print(f"  stored in {store.describe()}", style="dim")

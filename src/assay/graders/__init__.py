@@ -1,6 +1,6 @@
 """Graders: each a frozen pydantic model that validates its options and grades one output."""
 
-from assay.graders._base import Grader, GradingContext, Measurement
+from assay.graders._base import Grader, GradingContext, Measurement, grade_all
 from assay.graders._details import cap_details, detail, truncate
 from assay.graders._registry import BUILTIN_GRADERS, GraderSpec
 from assay.graders.composite import Composite
@@ -36,5 +36,6 @@ __all__ = [
     "cap_details",
     "compile_re2",
     "detail",
+    "grade_all",
     "truncate",
 ]

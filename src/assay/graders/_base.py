@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -23,7 +25,7 @@ from assay.results import (
 )
 from assay.scoring import grader_verdict
 
-__all__ = ["Grader", "GradingContext", "Measurement"]
+__all__ = ["Grader", "GradingContext", "Measurement", "grade_all"]
 
 _NEGATED: dict[Verdict, Verdict] = {"pass": "fail", "fail": "pass"}
 
@@ -86,6 +88,15 @@ class Grader(StrictModel, ABC):
     """This grader fails below this score; without it, below the case threshold."""
     negate: bool = False
     """Invert the check: score becomes 1 − score, hits and misses swap."""
+
+    @property
+    def awaits_io(self) -> bool:
+        """Whether grading waits on I/O (a subprocess, a judge call).
+
+        Such graders of a case run concurrently; the rest run one after another, since a task
+        per CPU-only check costs more than the check itself.
+        """
+        return False
 
     @property
     def display_name(self) -> str:
@@ -163,3 +174,12 @@ class Grader(StrictModel, ABC):
             judge_model=m.judge_model,
             children=m.children,
         )
+
+
+async def grade_all(graders: Sequence[Grader], ctx: GradingContext) -> list[GraderResult]:
+    """Grade with every grader, in order; those that await I/O run concurrently."""
+    waiting = [i for i, g in enumerate(graders) if g.awaits_io]
+    if len(waiting) < 2:
+        return [await g.grade(ctx) for g in graders]
+    gathered = iter(await asyncio.gather(*(graders[i].grade(ctx) for i in waiting)))
+    return [next(gathered) if g.awaits_io else await g.grade(ctx) for g in graders]

@@ -38,6 +38,8 @@ def detail(
 
 def cap_details(details: list[Detail]) -> list[Detail]:
     """Keep every passed Detail and the first 10 failed ones; summarise the rest in one entry."""
+    if len(details) <= MAX_FAILED_DETAILS:
+        return details
     failed = sum(not d.passed for d in details)
     if failed <= MAX_FAILED_DETAILS:
         return details

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
 from assay.errors import GraderError
-from assay.graders._base import Grader, GradingContext, Measurement
+from assay.graders._base import Grader, GradingContext, Measurement, grade_all
 from assay.scoring import AggregatorSpec, WeightedAverage, fold
 
 if TYPE_CHECKING:
@@ -26,8 +25,13 @@ class Composite(Grader):
     assertions: Annotated[list[GraderSpec], Field(min_length=1)]
     """The member graders."""
 
+    @property
+    def awaits_io(self) -> bool:
+        """A composite waits on I/O when any member does."""
+        return any(g.awaits_io for g in self.assertions)
+
     async def measure(self, ctx: GradingContext) -> Measurement:
-        members = await asyncio.gather(*(g.grade(ctx) for g in self.assertions))
+        members = await grade_all(self.assertions, ctx)
         errored = [m for m in members if m.weight > 0 and m.error is not None]
         if errored:
             first = errored[0]

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from assay.results import CaseResult, RunResult, Verdict
 
-__all__ = ["VERDICT_STYLE", "render_run"]
+__all__ = ["VERDICT_STYLE", "listed_verdicts", "render_run"]
 
 VERDICT_STYLE: dict[Verdict, str] = {
     "pass": "green",
@@ -21,6 +21,12 @@ VERDICT_STYLE: dict[Verdict, str] = {
 
 ALL_CASES_UP_TO = 50
 """Runs with at most this many cases list every case; larger runs list only non-passing ones."""
+
+
+def listed_verdicts(total: int) -> tuple[Verdict, ...] | None:
+    """The verdicts `render_run` lists for a run of `total` cases (None: every case), so a
+    caller can fetch only those from the store."""
+    return None if total <= ALL_CASES_UP_TO else ("borderline", "fail", "error")
 
 
 def _score(score: float | None) -> str:

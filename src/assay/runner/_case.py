@@ -12,7 +12,7 @@ from assay._concurrency import AdaptiveLimiter
 from assay.cache import ResponseCache, cache_key
 from assay.config import InputMessage
 from assay.errors import TargetError
-from assay.graders import Grader, GradingContext
+from assay.graders import Grader, GradingContext, grade_all
 from assay.results import (
     JSON,
     CaseResult,
@@ -138,7 +138,7 @@ class CaseRunner:
                 c.model_dump(exclude_none=True) for c in test.expected_tool_calls
             ),
         )
-        return list(await asyncio.gather(*(g.grade(ctx) for g in graders)))
+        return await grade_all(graders, ctx)
 
     async def _single(self, plan: CasePlan, index: int) -> tuple[SampleResult, TargetOutput | None]:
         request = plan.request(self.base_dir, index)

@@ -163,12 +163,12 @@ def _resolve_target(
     raise UsageError(f"{loaded.display}: unknown target '{choice}'.{hint}")
 
 
-def _plan_case(
+def _case_bands(
     loaded: LoadedSuite, project: LoadedProject, options: RunOptions, index: int
-) -> CasePlan:
-    test = loaded.suite.tests[index]
+) -> CaseBands:
+    """The threshold and borderline bound in force for one test (SPEC §1 resolution order)."""
+    test_exec = loaded.suite.tests[index].execution
     suite_exec = loaded.suite.execution
-    test_exec = test.execution
     project_cfg = project.config
     threshold = resolve_threshold(
         cli=options.threshold,
@@ -181,6 +181,15 @@ def _plan_case(
         suite=suite_exec.borderline_level(),
         project=project_cfg.borderline_level(),
     )
+    return CaseBands(threshold, borderline)
+
+
+def _plan_case(
+    loaded: LoadedSuite, project: LoadedProject, options: RunOptions, index: int
+) -> CasePlan:
+    test = loaded.suite.tests[index]
+    suite_exec = loaded.suite.execution
+    test_exec = test.execution
 
     def pick(name: str, default: _T) -> _T:
         for level in (test_exec, suite_exec):
@@ -193,7 +202,7 @@ def _plan_case(
         test=test,
         graders=tuple(g for g, _ in case_graders(loaded.suite, index)),
         turn_graders=tuple(tuple(turn.assertions) for turn in test.turns or ()),
-        bands=CaseBands(threshold, borderline),
+        bands=_case_bands(loaded, project, options, index),
         aggregator=pick("aggregator", _DEFAULT_AGGREGATOR),
         repeat=options.repeat or pick("repeat", 1),
         repeat_strategy=pick("repeat_strategy", "mean"),
@@ -244,9 +253,10 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
         ),
         threshold_override=options.threshold,
         case_thresholds={
-            c.test.id: c.bands.threshold
-            for c in cases
-            if c.bands.threshold != suite_bands.threshold
+            loaded.suite.tests[i].id: bands.threshold
+            for i in cases.indices
+            if (bands := _case_bands(loaded, project, options, i)).threshold
+            != suite_bands.threshold
         },
     )
     concurrency = options.concurrency or suite_exec.concurrency or DEFAULT_CONCURRENCY
@@ -274,10 +284,11 @@ class _CasePlans(Sequence[CasePlan]):
 
     def __init__(self, build: Callable[[int], CasePlan], indices: tuple[int, ...]) -> None:
         self._build = build
-        self._indices = indices
+        self.indices = indices
+        """Positions in the suite's `tests` of the selected cases."""
 
     def __len__(self) -> int:
-        return len(self._indices)
+        return len(self.indices)
 
     @overload
     def __getitem__(self, position: int) -> CasePlan: ...
@@ -287,11 +298,11 @@ class _CasePlans(Sequence[CasePlan]):
 
     def __getitem__(self, position: int | slice) -> CasePlan | Sequence[CasePlan]:
         if isinstance(position, slice):
-            return _CasePlans(self._build, self._indices[position])
-        return self._build(self._indices[position])
+            return _CasePlans(self._build, self.indices[position])
+        return self._build(self.indices[position])
 
     def __iter__(self) -> Iterator[CasePlan]:
-        return (self._build(index) for index in self._indices)
+        return (self._build(index) for index in self.indices)
 
 
 def _first_int(value: int | None, default: int) -> int:

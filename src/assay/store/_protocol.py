@@ -6,7 +6,7 @@ of later share one interface.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Protocol
 
 from assay.results import (
@@ -17,6 +17,7 @@ from assay.results import (
     RunSummary,
     SchedulingStats,
     TokenUsage,
+    Verdict,
 )
 
 __all__ = ["ResultSink", "Store"]
@@ -62,8 +63,11 @@ class Store(ResultSink, Protocol):
     def get_run(self, run_id: str, *, include_results: bool = False) -> RunResult:
         """Load one run; raises `assay.errors.UsageError` when it does not exist."""
 
-    def iter_case_results(self, run_id: str) -> Iterator[CaseResult]:
-        """Stream a run's case results in the order they were stored."""
+    def iter_case_results(
+        self, run_id: str, *, verdicts: Collection[Verdict] | None = None
+    ) -> Iterator[CaseResult]:
+        """Stream a run's case results in the order they were stored (only `verdicts`, if
+        given)."""
 
     def get_snapshot(self, run_id: str) -> dict[str, JSON]:
         """The configuration snapshot taken when the run was created."""

@@ -7,7 +7,7 @@ read while a run is writing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -27,6 +27,7 @@ from assay.results import (
     RunSummary,
     SchedulingStats,
     TokenUsage,
+    Verdict,
 )
 from assay.store._tables import case_results, metadata, runs
 
@@ -295,8 +296,13 @@ class SQLiteStore:
             run.results = list(self._stream_results(resolved))
         return run
 
-    def iter_case_results(self, run_id: str) -> Iterator[CaseResult]:
+    def iter_case_results(
+        self, run_id: str, *, verdicts: Collection[Verdict] | None = None
+    ) -> Iterator[CaseResult]:
         """Stream a run's case results in the order they were stored.
+
+        With `verdicts`, only cases with one of them, filtered in SQL: a report listing the
+        failures of a large run does not parse every passing case.
 
         The run id is resolved now, so an unknown id fails at the call rather than at the
         first `next()`; rows are then fetched in batches, so memory stays flat however
@@ -307,7 +313,7 @@ class SQLiteStore:
         """
         with self._engine.connect() as conn:
             resolved = self._resolve(conn, run_id)
-        return self._stream_results(resolved)
+        return self._stream_results(resolved, verdicts)
 
     def get_snapshot(self, run_id: str) -> dict[str, JSON]:
         """The configuration snapshot taken when the run was created.
@@ -342,12 +348,16 @@ class SQLiteStore:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _stream_results(self, run_id: str) -> Iterator[CaseResult]:
+    def _stream_results(
+        self, run_id: str, verdicts: Collection[Verdict] | None = None
+    ) -> Iterator[CaseResult]:
         stmt = (
             select(case_results.c.data)
             .where(case_results.c.run_id == run_id)
             .order_by(case_results.c.seq)
         )
+        if verdicts is not None:
+            stmt = stmt.where(case_results.c.verdict.in_(list(verdicts)))
         with self._engine.connect() as conn:
             result = conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
             for data in result.scalars():
