@@ -77,7 +77,8 @@ def main() -> None:
     wall, rss = min(run_once(args.cases) for _ in range(args.repeats))
     print("| cases | graders per case | wall (whole process) | cases/s | peak RSS |")
     print("|---|---|---|---|---|")
-    print(f"| {args.cases} | {len(GRADERS)} | {wall:.2f} s | {args.cases / wall:,.0f} | {rss:.0f} MB |")
+    rate = args.cases / wall
+    print(f"| {args.cases} | {len(GRADERS)} | {wall:.2f} s | {rate:,.0f} | {rss:.0f} MB |")
 
 
 if __name__ == "__main__":
