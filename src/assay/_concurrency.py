@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections import deque
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -45,7 +46,7 @@ class AdaptiveLimiter:
         self._last_decrease = -math.inf
         self._successes = 0
         self._in_flight = 0
-        self._changed = asyncio.Condition()
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
     @property
     def in_flight(self) -> int:
@@ -53,16 +54,37 @@ class AdaptiveLimiter:
         return self._in_flight
 
     async def acquire(self) -> None:
-        """Wait for a free slot."""
-        async with self._changed:
-            await self._changed.wait_for(lambda: self._in_flight < self.limit)
-            self._in_flight += 1
+        """Wait for a free slot.
 
-    async def release(self) -> None:
-        """Free a slot."""
-        async with self._changed:
-            self._in_flight -= 1
-            self._changed.notify_all()
+        While a slot is free this takes it without a lock or a suspension (one event loop: no
+        other task runs between the check and the increment); a run makes one call per case,
+        so this path is hot.
+        """
+        while self._in_flight >= self.limit:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                else:  # woken, then cancelled: pass the wake-up on
+                    self._wake()
+                raise
+        self._in_flight += 1
+
+    def release(self) -> None:
+        """Free a slot and wake a waiter for it."""
+        self._in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        free = self.limit - self._in_flight
+        while free > 0 and self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                free -= 1
 
     async def __aenter__(self) -> AdaptiveLimiter:
         await self.acquire()
@@ -74,7 +96,7 @@ class AdaptiveLimiter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.release()
+        self.release()
 
     def on_success(self) -> None:
         """Count a successful call; grow the limit after a full window of them."""
@@ -82,6 +104,7 @@ class AdaptiveLimiter:
         if self._successes >= self.limit and self.limit < self.maximum:
             self.limit += 1
             self._successes = 0
+            self._wake()
 
     def on_rate_limited(self) -> None:
         """Count a rate-limited call; halve the limit unless it was just lowered."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import random
 import sys
@@ -127,7 +128,7 @@ def test_a_lowered_limit_holds_back_new_holders_until_enough_have_left() -> None
         for _ in range(3):
             await asyncio.sleep(0.005)
             events.append(("in flight", limiter.in_flight))
-            await limiter.release()
+            limiter.release()
         await asyncio.wait_for(waiting, 1.0)
         return events
 
@@ -138,6 +139,59 @@ def test_a_lowered_limit_holds_back_new_holders_until_enough_have_left() -> None
         ("in flight", 2),
         ("acquired", 2),
     ]
+
+
+def test_a_cancelled_waiter_frees_its_turn_for_the_next() -> None:
+    async def main() -> list[str]:
+        limiter = AdaptiveLimiter(1)
+        await limiter.acquire()
+        events: list[str] = []
+
+        async def wait(name: str) -> None:
+            await limiter.acquire()
+            events.append(name)
+
+        first = asyncio.create_task(wait("first"))
+        second = asyncio.create_task(wait("second"))
+        await asyncio.sleep(0)
+        limiter.release()  # wakes `first` ...
+        first.cancel()  # ... which is cancelled before it runs: `second` must get the slot
+        await asyncio.wait_for(second, 1.0)
+        with contextlib.suppress(asyncio.CancelledError):
+            await first
+        return [*events, f"in flight {limiter.in_flight}"]
+
+    assert asyncio.run(main()) == ["second", "in flight 1"]
+
+
+def test_a_cancelled_waiter_leaves_the_queue() -> None:
+    async def main() -> int:
+        limiter = AdaptiveLimiter(1)
+        await limiter.acquire()
+        waiting = asyncio.create_task(limiter.acquire())
+        await asyncio.sleep(0)
+        waiting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+        limiter.release()
+        await asyncio.wait_for(limiter.acquire(), 1.0)
+        return limiter.in_flight
+
+    assert asyncio.run(main()) == 1
+
+
+def test_a_grown_limit_lets_a_waiter_in() -> None:
+    async def main() -> int:
+        limiter = AdaptiveLimiter(2, cooldown_s=0.0)
+        await limiter.acquire()
+        limiter.on_rate_limited()  # limit 1, one holder
+        waiting = asyncio.create_task(limiter.acquire())
+        await asyncio.sleep(0)
+        limiter.on_success()  # a full window at limit 1: grows back to 2
+        await asyncio.wait_for(waiting, 1.0)
+        return limiter.in_flight
+
+    assert asyncio.run(main()) == 2
 
 
 def test_each_rate_limit_halves_the_limit_down_to_one() -> None:
