@@ -132,7 +132,16 @@ class Grader(StrictModel, ABC):
                 hits=m.misses,
                 misses=m.hits,
                 reasoning=m.reasoning,
-                details=[d.model_copy(update={"passed": not d.passed}) for d in m.details],
+                details=[
+                    Detail(
+                        check=d.check,
+                        passed=not d.passed,
+                        expected=d.expected,
+                        actual=d.actual,
+                        message=d.message,
+                    )
+                    for d in m.details
+                ],
                 token_usage=m.token_usage,
                 cost_usd=m.cost_usd,
                 judge_model=m.judge_model,
