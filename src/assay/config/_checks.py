@@ -96,6 +96,13 @@ def check_suite(suite: Suite, source: SourceMap) -> list[ConfigIssue]:
                         "`expected_output`; give one of them",
                     )
                 )
+            # graders whose needs depend on their options (format, factuality) say what is missing
+            problem_with_test = getattr(grader, "problem_with_test", None)
+            problem = problem_with_test and problem_with_test(
+                test_id=test.id, expected_output=test.expected_output, context=test.context
+            )
+            if problem:
+                issues.append(source.issue(grader_path, problem))
             for problem_path, message in _gate_names(grader, names, grader_path):
                 issues.append(source.issue(problem_path, message))
         aggregator = test.execution.aggregator if test.execution else None

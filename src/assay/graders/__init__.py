@@ -4,6 +4,8 @@ from assay.graders._base import Grader, GradingContext, Measurement, grade_all
 from assay.graders._details import cap_details, detail, truncate
 from assay.graders._registry import BUILTIN_GRADERS, GraderSpec
 from assay.graders.composite import Composite
+from assay.graders.factuality import Factuality
+from assay.graders.format import Format
 from assay.graders.structured import IsJson
 from assay.graders.text import (
     Contains,
@@ -25,6 +27,8 @@ __all__ = [
     "ContainsAny",
     "EndsWith",
     "Equals",
+    "Factuality",
+    "Format",
     "Grader",
     "GraderSpec",
     "GradingContext",

@@ -12,6 +12,8 @@ from pydantic import Field
 
 from assay.graders._base import Grader
 from assay.graders.composite import Composite
+from assay.graders.factuality import Factuality
+from assay.graders.format import Format
 from assay.graders.structured import IsJson
 from assay.graders.text import (
     Contains,
@@ -36,6 +38,8 @@ GraderSpec = Annotated[
     | EndsWith
     | Regex
     | IsJson
+    | Format
+    | Factuality
     | Composite,
     Field(discriminator="type"),
 ]
@@ -53,6 +57,8 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         EndsWith,
         Regex,
         IsJson,
+        Format,
+        Factuality,
         Composite,
     )
 }
