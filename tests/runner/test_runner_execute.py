@@ -522,3 +522,23 @@ def test_a_crash_inside_the_run_fails_it_and_surfaces_the_original_error(
     summary = sink.finished["summary"]
     assert isinstance(summary, RunSummary)
     assert (summary.total, summary.passed_count) == (2, 2)
+
+
+def test_a_run_restores_the_garbage_collector_settings(agent: ModuleType) -> None:
+    # A run collects rarely and freezes the heap it starts with (speed); `evaluate` may run
+    # inside a user's process, so both settings must be back to theirs afterwards.
+    import gc
+
+    before = gc.get_threshold()
+    seen: list[tuple[tuple[int, int, int], int]] = []
+
+    class Spy(RecordingSink):
+        def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
+            seen.append((gc.get_threshold(), gc.get_freeze_count()))
+            super().add_case_results(run_id, results)
+
+    run(python_suite(agent, [ok_case("a")]), Spy(agent))
+    (threshold, frozen), *_ = seen
+    assert threshold[0] >= 10_000 and frozen > 0
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0

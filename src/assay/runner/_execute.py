@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import secrets
 import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +37,9 @@ from assay.scoring import SummaryBuilder
 from assay.store import ResultSink
 
 __all__ = ["Resume", "execute", "new_run_id", "now_iso", "snapshot_of"]
+
+_GC_GEN0_THRESHOLD = 10_000
+"""Allocations between young-generation collections during a run (Python's default: 700)."""
 
 CaseCallback = Callable[[CaseResult], None]
 
@@ -218,6 +222,40 @@ async def execute(
     cancellation (Ctrl-C) the run is finished as `interrupted` with every result so far kept;
     on any other failure as `failed`; the original exception propagates either way.
     """
+    with _long_lived_heap():
+        return await _execute(
+            plan, sink, on_case=on_case, run_id=run_id, cache=cache, resume=resume
+        )
+
+
+@contextlib.contextmanager
+def _long_lived_heap() -> Iterator[None]:
+    """Collect garbage rarely during a run, and never re-scan what existed before it.
+
+    A run allocates a few dozen short-lived objects per case while it holds the whole suite;
+    with the default thresholds the collector scans that heap again and again (50,000 graded
+    recordings: 27 s before, 21 s with this). The previous settings come back afterwards,
+    since `evaluate` may run inside somebody else's process.
+    """
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(threshold[0], _GC_GEN0_THRESHOLD), *threshold[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
+async def _execute(
+    plan: RunPlan,
+    sink: ResultSink,
+    *,
+    on_case: CaseCallback | None,
+    run_id: str | None,
+    cache: ResponseCache | None,
+    resume: Resume | None,
+) -> RunResult:
     await plan.target.setup(plan.target_base_dir)
     state = _Execution(plan, sink, cache)
     run = state.start(run_id, resume)
