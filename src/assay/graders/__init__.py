@@ -3,6 +3,7 @@
 from assay.graders._base import Grader, GradingContext, Measurement, grade_all
 from assay.graders._details import cap_details, detail, truncate
 from assay.graders._registry import BUILTIN_GRADERS, GraderSpec
+from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
 from assay.graders.factuality import Factuality
 from assay.graders.format import Format
@@ -18,9 +19,11 @@ from assay.graders.text import (
     StartsWith,
     compile_re2,
 )
+from assay.graders.tone import Tone
 
 __all__ = [
     "BUILTIN_GRADERS",
+    "CodeGrader",
     "Composite",
     "Contains",
     "ContainsAll",
@@ -37,6 +40,7 @@ __all__ = [
     "Measurement",
     "Regex",
     "StartsWith",
+    "Tone",
     "cap_details",
     "compile_re2",
     "detail",

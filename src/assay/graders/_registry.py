@@ -11,6 +11,7 @@ from typing import Annotated
 from pydantic import Field
 
 from assay.graders._base import Grader
+from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
 from assay.graders.factuality import Factuality
 from assay.graders.format import Format
@@ -25,6 +26,7 @@ from assay.graders.text import (
     Regex,
     StartsWith,
 )
+from assay.graders.tone import Tone
 
 __all__ = ["BUILTIN_GRADERS", "GraderSpec"]
 
@@ -40,6 +42,8 @@ GraderSpec = Annotated[
     | IsJson
     | Format
     | Factuality
+    | Tone
+    | CodeGrader
     | Composite,
     Field(discriminator="type"),
 ]
@@ -59,6 +63,8 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         IsJson,
         Format,
         Factuality,
+        Tone,
+        CodeGrader,
         Composite,
     )
 }

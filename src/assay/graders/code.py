@@ -1,0 +1,435 @@
+"""The code-grader (SPEC §4): the user's own check, as an in-process function or a subprocess.
+
+Both forms receive the same grading context (`context_mapping`) and may answer a number, a
+boolean, or a mapping `{score, hits, misses, reasoning, details}`. Whatever goes wrong — the
+code raises, crashes, hangs, runs out of memory, or replies with something that is not a valid
+result — becomes a grader `error` with the reason, never a 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import importlib
+import inspect
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, field_validator, model_validator
+
+from assay._strict_model import suggest
+from assay.errors import GraderError
+from assay.graders._base import Grader, GradingContext, Measurement
+from assay.graders._details import detail, truncate
+from assay.graders.structured import _reject_constant
+from assay.results import JSON, Detail
+
+__all__ = ["STDERR_EXCERPT", "CodeGrader", "context_mapping", "measurement_from_reply"]
+
+STDERR_EXCERPT = 500
+"""Characters of the end of stderr quoted in an error."""
+_MAX_REPLY_BYTES = 8 * 1024 * 1024
+"""A command printing more than this is stopped: a reply is a small JSON object."""
+_KILL_GRACE_S = 2.0
+"""How long to wait for a killed command's pipes to close."""
+_FUNCTION_REF = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+_REPLY_KEYS = frozenset({"score", "hits", "misses", "reasoning", "details"})
+_DETAIL_KEYS = frozenset({"check", "passed", "expected", "actual", "message"})
+_OUT_OF_MEMORY = ("MemoryError", "Cannot allocate memory", "bad_alloc", "out of memory")
+
+UserFunction = Callable[[dict[str, JSON]], object]
+
+_functions: dict[str, UserFunction] = {}
+"""Imported functions by reference, resolved when the suite loads."""
+
+
+def _import_function(reference: str) -> UserFunction:
+    """Import `module:qualname`; the error says what is missing and how to make it importable."""
+    if reference in _functions:
+        return _functions[reference]
+    module_name, _, qualname = reference.partition(":")
+    try:
+        found: object = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ValueError(
+            f"cannot import module '{module_name}' ({exc}); install its package or add its "
+            "directory to PYTHONPATH"
+        ) from None
+    except Exception as exc:
+        raise ValueError(
+            f"importing module '{module_name}' failed: {type(exc).__name__}: {exc}"
+        ) from None
+    owner = module_name
+    for attribute in qualname.split("."):
+        if not hasattr(found, attribute):
+            public = {name for name in dir(found) if not name.startswith("_")}
+            hint = suggest(attribute, public)
+            raise ValueError(f"'{owner}' has no attribute '{attribute}'.{hint}")
+        found = getattr(found, attribute)
+        owner = f"{owner}.{attribute}" if ":" in owner else f"{owner}:{attribute}"
+    if not callable(found):
+        raise ValueError(f"'{reference}' is not callable (its type is {type(found).__name__})")
+    _functions[reference] = found
+    return found
+
+
+def context_mapping(ctx: GradingContext) -> dict[str, JSON]:
+    """The grading context as JSON: what a command reads on stdin and a function receives."""
+    target = ctx.target_output
+    return {
+        "case_id": ctx.case_id,
+        "output": ctx.output,
+        "input": ctx.input,
+        "expected_output": ctx.expected_output,
+        "context": list(ctx.context),
+        "metadata": dict(ctx.metadata),
+        "tool_calls": [call.model_dump(mode="json") for call in ctx.tool_calls],
+        "target_output": None if target is None else target.model_dump(mode="json"),
+        "threshold": ctx.threshold,
+    }
+
+
+def _shown(value: JSON) -> str:
+    """A reply value as JSON text, cut to 60 characters: `"ok"` reads as a string, `1` not."""
+    return truncate(json.dumps(value, ensure_ascii=False, default=repr), 60)
+
+
+def _unknown_key(mapping: dict[str, JSON], known: frozenset[str], where: str) -> None:
+    for key in mapping:
+        if key not in known:
+            hint = suggest(str(key), set(known))
+            raise GraderError(f"{where} has an unknown key '{key}'.{hint} Known: {sorted(known)}")
+
+
+def _strings(reply: dict[str, JSON], key: str) -> list[str]:
+    value = reply.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise GraderError(f"`{key}` must be a list of strings, got {_shown(value)}")
+    return value
+
+
+def _details(value: JSON) -> list[Detail]:
+    if not isinstance(value, list):
+        raise GraderError(f"`details` must be a list of objects, got {_shown(value)}")
+    details: list[Detail] = []
+    for i, entry in enumerate(value):
+        where = f"details[{i}]"
+        if not isinstance(entry, dict):
+            raise GraderError(f"{where} must be an object, got {_shown(entry)}")
+        _unknown_key(entry, _DETAIL_KEYS, where)
+        check, passed, message = entry.get("check"), entry.get("passed"), entry.get("message", "")
+        if not isinstance(check, str) or not check:
+            raise GraderError(f"{where}.check must be a non-empty string")
+        if not isinstance(passed, bool):
+            raise GraderError(f"{where}.passed must be true or false")
+        if not isinstance(message, str):
+            raise GraderError(f"{where}.message must be a string")
+        details.append(
+            detail(
+                check,
+                passed,
+                expected=entry.get("expected"),
+                actual=entry.get("actual"),
+                message=message,
+            )
+        )
+    return details
+
+
+def _score(value: JSON) -> float:
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if not isinstance(value, int | float):
+        raise GraderError(f"`score` must be a number in 0–1 or a boolean, got {_shown(value)}")
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise GraderError(f"score {value} is outside 0–1")
+    return float(value)
+
+
+def measurement_from_reply(reply: object, source: str) -> Measurement:
+    """Turn what the user's code answered into a Measurement.
+
+    Raises:
+        GraderError: The reply is not a number, a boolean or a valid result mapping; the
+            message names `source` and the offending field.
+    """
+    try:
+        if isinstance(reply, bool | int | float):
+            score = _score(reply)
+            return Measurement(score=score, reasoning=f"{source} returned {json.dumps(reply)}")
+        if not isinstance(reply, dict):
+            raise GraderError(
+                "expected a number, a boolean or an object with `score`, got "
+                f"{type(reply).__name__}"
+            )
+        _unknown_key(reply, _REPLY_KEYS, "the reply")
+        if "score" not in reply:
+            raise GraderError("the reply has no `score`")
+        reasoning = reply.get("reasoning", "")
+        if not isinstance(reasoning, str):
+            raise GraderError("`reasoning` must be a string")
+        return Measurement(
+            score=_score(reply["score"]),
+            hits=_strings(reply, "hits"),
+            misses=_strings(reply, "misses"),
+            reasoning=reasoning,
+            details=_details(reply.get("details", [])),
+        )
+    except GraderError as exc:
+        raise GraderError(f"invalid reply from {source}: {exc}") from None
+
+
+def _kill_group(pid: int) -> None:
+    """Kill the command and everything it started (it leads its own process group)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def _read(stream: asyncio.StreamReader | None, sink: bytearray, cap: int | None) -> None:
+    """Read to EOF; past `cap` bytes raise, without a cap keep only the last 4 KB."""
+    assert stream is not None
+    while chunk := await stream.read(65_536):
+        sink += chunk
+        if cap is None:
+            del sink[:-4096]
+        elif len(sink) > cap:
+            raise GraderError(f"printed more than {cap // (1024 * 1024)} MB; a reply is one object")
+
+
+async def _stop(process: asyncio.subprocess.Process, io: Sequence[asyncio.Future[None]]) -> None:
+    """Leave no command, child or open pipe behind: after a timeout, a bad reply or a cancel."""
+    for task in io:
+        task.cancel()
+    await asyncio.gather(*io, return_exceptions=True)
+    if process.returncode is None:
+        _kill_group(process.pid)
+    # Reading the pipes to their end is what lets asyncio close their transports.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(process.communicate(), _KILL_GRACE_S)
+
+
+async def _feed(stream: asyncio.StreamWriter | None, data: bytes) -> None:
+    """Write the context to stdin; a command that exits without reading it is not an error."""
+    assert stream is not None
+    try:
+        stream.write(data)
+        await stream.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        stream.close()
+
+
+def _stderr_excerpt(stderr: bytes) -> str:
+    text = stderr.decode("utf-8", errors="replace").strip()
+    if not text:
+        return ""
+    shown = text if len(text) <= STDERR_EXCERPT else "…" + text[-STDERR_EXCERPT:]
+    return f"; stderr: {shown}"
+
+
+class CodeGrader(Grader):
+    """Grades with the user's code: a Python function in process, or a command in a subprocess."""
+
+    type: Literal["code-grader"]
+    function: str | None = None
+    """In-process Python callable `package.module:function` (sync or async), imported when the
+    suite loads from the Python path; for trusted code only."""
+    command: list[str] | str | None = None
+    """Program and arguments run without a shell; it reads the context as JSON on stdin and
+    prints the result as JSON on stdout. A string is split like a shell would."""
+    timeout_s: Annotated[float, Field(gt=0)] = 30.0
+    """Stop waiting after this many seconds (a command's whole process group is killed)."""
+    memory_mb: Annotated[int, Field(gt=0)] | None = 512
+    """Address-space limit of the command (RLIMIT_AS, Linux only); null for none."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Variables added to the command's inherited environment."""
+
+    @field_validator("function")
+    @classmethod
+    def _check_function(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        if not _FUNCTION_REF.fullmatch(value):
+            raise ValueError(
+                f"'{value}' is not a function reference; write 'package.module:function', "
+                "e.g. 'my_evals.graders:refund_ok'"
+            )
+        _import_function(value)
+        return value
+
+    @field_validator("command")
+    @classmethod
+    def _check_command(cls, value: list[str] | str | None) -> list[str] | str | None:
+        if value is None:
+            return value
+        try:
+            argv = shlex.split(value) if isinstance(value, str) else value
+        except ValueError as exc:
+            raise ValueError(f"cannot split the command string: {exc}") from None
+        if not argv or not argv[0]:
+            raise ValueError("the command is empty; give the program to run, e.g. [python, g.py]")
+        return value
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        if (self.function is None) == (self.command is None):
+            raise ValueError("give exactly one of `function` (in process) or `command`")
+        if self.function is not None:
+            only_command = sorted({"memory_mb", "env"} & self.model_fields_set)
+            if only_command:
+                raise ValueError(
+                    f"`{only_command[0]}` applies to a `command`; an in-process `function` "
+                    "shares assay's process and environment"
+                )
+            return self
+        program = self.argv[0]
+        env_path = self.env.get("PATH", os.environ.get("PATH"))
+        if Path(program).name != program:
+            if not Path(program).is_file():
+                raise ValueError(f"program '{program}' not found (from {Path.cwd()})")
+        elif shutil.which(program, path=env_path) is None:
+            raise ValueError(f"program '{program}' not found on PATH")
+        return self
+
+    @property
+    def awaits_io(self) -> bool:
+        """Both forms wait: on a subprocess, or on a function run in a worker thread."""
+        return True
+
+    @property
+    def argv(self) -> list[str]:
+        """The command as an argument list."""
+        assert self.command is not None
+        return shlex.split(self.command) if isinstance(self.command, str) else list(self.command)
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        payload = context_mapping(ctx)
+        if self.function is not None:
+            source = f"function '{self.function}'"
+            return measurement_from_reply(await self._call(self.function, payload), source)
+        source = f"command '{truncate(shlex.join(self.argv), 60)}'"
+        stdout, stderr = await self._run(payload, source)
+        return self._parse(stdout, stderr, source)
+
+    async def _call(self, reference: str, payload: dict[str, JSON]) -> object:
+        function = _import_function(reference)
+        try:
+            if inspect.iscoroutinefunction(function):
+                result = await asyncio.wait_for(function(payload), self.timeout_s)
+            else:
+                # A thread keeps the loop free; on timeout it runs on, unobserved.
+                result = await asyncio.wait_for(
+                    asyncio.to_thread(function, payload), self.timeout_s
+                )
+            if inspect.isawaitable(result):
+                result = await asyncio.wait_for(result, self.timeout_s)
+        except TimeoutError:
+            raise GraderError(
+                f"function '{reference}' did not return within {self.timeout_s:g}s"
+            ) from None
+        except Exception as exc:
+            raise GraderError(f"function '{reference}' raised {type(exc).__name__}: {exc}") from exc
+        return result
+
+    def _limit(self) -> Callable[[], None] | None:
+        """The child's RLIMIT_AS setter, run between fork and exec (Linux only).
+
+        A partial of a C function, so the child runs no Python bytecode that could wait on a
+        lock another thread of assay held at fork time.
+        """
+        if self.memory_mb is None or not sys.platform.startswith("linux"):
+            return None
+        import resource
+
+        limit = self.memory_mb * 1024 * 1024
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        return functools.partial(resource.setrlimit, resource.RLIMIT_AS, (limit, limit))
+
+    async def _run(self, payload: dict[str, JSON], source: str) -> tuple[bytes, bytes]:
+        data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env={**os.environ, **self.env},
+                start_new_session=True,
+                preexec_fn=self._limit(),
+            )
+        except OSError as exc:
+            raise GraderError(f"{source} could not start: {exc.strerror or exc}") from None
+        stdout, stderr = bytearray(), bytearray()
+        io = [
+            asyncio.ensure_future(_feed(process.stdin, data)),
+            asyncio.ensure_future(_read(process.stdout, stdout, _MAX_REPLY_BYTES)),
+            asyncio.ensure_future(_read(process.stderr, stderr, None)),
+        ]
+        finished = False
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await asyncio.gather(*io)
+                await process.wait()
+            finished = True
+        except TimeoutError:
+            raise GraderError(
+                f"{source} timed out after {self.timeout_s:g}s and was killed"
+                + _stderr_excerpt(bytes(stderr))
+            ) from None
+        except GraderError as exc:
+            raise GraderError(f"{source} {exc}{_stderr_excerpt(bytes(stderr))}") from None
+        finally:
+            if not finished:
+                await _stop(process, io)
+        if process.returncode != 0:
+            raise GraderError(self._exit_message(source, process.returncode, bytes(stderr)))
+        return bytes(stdout), bytes(stderr)
+
+    def _exit_message(self, source: str, returncode: int | None, stderr: bytes) -> str:
+        if returncode is not None and returncode < 0:
+            try:
+                why = f"was killed by {signal.Signals(-returncode).name}"
+            except ValueError:
+                why = f"was killed by signal {-returncode}"
+        else:
+            why = f"exited with code {returncode}"
+        text = stderr.decode("utf-8", errors="replace")
+        if self.memory_mb is not None and any(m in text for m in _OUT_OF_MEMORY):
+            why += f" after running out of memory (memory_mb: {self.memory_mb})"
+        return f"{source} {why}{_stderr_excerpt(stderr) or ' (no stderr)'}"
+
+    @staticmethod
+    def _parse(stdout: bytes, stderr: bytes, source: str) -> Measurement:
+        text = stdout.decode("utf-8", errors="replace").strip()
+        if not text:
+            raise GraderError(
+                f'{source} printed nothing; print a JSON result such as {{"score": 1}}'
+                + _stderr_excerpt(stderr)
+            )
+        try:
+            reply = json.loads(text, parse_constant=_reject_constant)
+        except json.JSONDecodeError as exc:
+            where = f"line {exc.lineno} column {exc.colno}: {exc.msg}"
+            raise GraderError(
+                f"{source} printed invalid JSON ({where}): {truncate(text)}"
+                + _stderr_excerpt(stderr)
+            ) from None
+        except ValueError as exc:
+            raise GraderError(f"{source} printed invalid JSON ({exc})") from None
+        try:
+            return measurement_from_reply(reply, source)
+        except GraderError as exc:
+            raise GraderError(f"{exc}{_stderr_excerpt(stderr)}") from None
