@@ -34,7 +34,7 @@ from assay.runner._plan import RunPlan, iter_cases
 from assay.runner._retry import RetryPolicy
 from assay.runner._writer import GroupWriter
 from assay.scoring import SummaryBuilder
-from assay.store import ResultSink
+from assay.store import RawJSON, ResultSink
 
 __all__ = ["Resume", "execute", "new_run_id", "now_iso", "snapshot_of"]
 
@@ -75,7 +75,7 @@ def snapshot_of(plan: RunPlan) -> dict[str, JSON]:
     return {
         "suite_file": plan.loaded.display,
         "suite_dir": str(plan.loaded.base_dir),
-        "suite": plan.loaded.data,
+        "suite": RawJSON(plan.loaded.document),
         "project": {
             "path": str(project.path) if project.path else None,
             "config": project.config.model_dump(mode="json", by_alias=True, exclude_unset=True),

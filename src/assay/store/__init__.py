@@ -3,11 +3,13 @@
 from assay.store._memory import MemorySink
 from assay.store._open import DEFAULT_DB_PATH, open_store
 from assay.store._protocol import ResultSink, Store
+from assay.store._snapshot import RawJSON
 from assay.store._sqlite import SQLiteStore
 
 __all__ = [
     "DEFAULT_DB_PATH",
     "MemorySink",
+    "RawJSON",
     "ResultSink",
     "SQLiteStore",
     "Store",

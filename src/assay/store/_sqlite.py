@@ -29,6 +29,7 @@ from assay.results import (
     TokenUsage,
     Verdict,
 )
+from assay.store._snapshot import decode_snapshot, encode_snapshot
 from assay.store._tables import case_results, metadata, runs
 
 __all__ = ["SQLiteStore"]
@@ -163,7 +164,7 @@ class SQLiteStore:
             "finished_at": run.finished_at,
             "config": run.config.model_dump(mode="json"),
             "summary": run.summary.model_dump(mode="json"),
-            "snapshot": snapshot,
+            "snapshot": encode_snapshot(snapshot),
             "duration_ms": run.duration_ms,
             "token_usage": _dump_usage(run.token_usage),
             "cost_usd": run.cost_usd,
@@ -326,7 +327,7 @@ class SQLiteStore:
             snapshot = conn.execute(
                 select(runs.c.snapshot).where(runs.c.id == resolved)
             ).scalar_one()
-        return dict(snapshot)
+        return decode_snapshot(snapshot)
 
     def list_runs(self, *, suite: str | None = None, limit: int = 50) -> list[RunResult]:
         """Runs newest first (by `started_at`), without their case results.

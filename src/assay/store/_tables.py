@@ -50,7 +50,8 @@ runs = Table(
     Column("finished_at", Text, nullable=True),
     Column("config", JSON, nullable=False),
     Column("summary", JSON, nullable=False),
-    Column("snapshot", JSON, nullable=False),
+    # JSON text written by `encode_snapshot`, which embeds the suite document without re-parsing it.
+    Column("snapshot", Text, nullable=False),
     Column("duration_ms", Float, nullable=False),
     # none_as_null: a run without token usage is SQL NULL, not the JSON text 'null'.
     Column("token_usage", JSON(none_as_null=True), nullable=True),
