@@ -517,10 +517,24 @@ def test_invalid_options_are_rejected(spec: dict[str, Any], message: str) -> Non
     assert error_of(spec) == message
 
 
-def test_a_missing_script_path_is_rejected(tmp_path: Path) -> None:
-    assert error_of({"command": ["./graders/missing.sh"]}) == (
-        f"Value error, program './graders/missing.sh' not found (from {tmp_path})"
-    )
+def test_a_missing_absolute_program_is_rejected(tmp_path: Path) -> None:
+    missing = tmp_path / "graders" / "missing.sh"
+    assert error_of({"command": [str(missing)]}) == (f"Value error, program '{missing}' not found")
+
+
+def test_a_relative_script_runs_from_the_suite_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite_dir = tmp_path / "evals"
+    (suite_dir / "graders").mkdir(parents=True)
+    script = suite_dir / "graders" / "grade.sh"
+    script.write_text('#!/bin/sh\necho "{\\"score\\": 1, \\"reasoning\\": \\"$(pwd)\\"}"\n')
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)  # elsewhere: the path must not resolve against the cwd
+    grader = SPEC.validate_python({"type": "code-grader", "command": ["./graders/grade.sh"]})
+    ctx = GradingContext(case_id="c1", output="x", threshold=0.8, base_dir=suite_dir)
+    result = asyncio.run(grader.grade(ctx))
+    assert (result.score, result.error, result.reasoning) == (1.0, None, str(suite_dir))
 
 
 def test_defaults() -> None:

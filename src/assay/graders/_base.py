@@ -7,6 +7,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field
@@ -46,6 +47,8 @@ class GradingContext:
     metadata: dict[str, JSON] = field(default_factory=dict)
     target_output: TargetOutput | None = None
     expected_tool_calls: tuple[JSON, ...] = ()
+    base_dir: Path | None = None
+    """The suite's directory: relative paths in grader options resolve against it."""
 
     @property
     def tool_calls(self) -> list[ToolCall]:

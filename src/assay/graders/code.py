@@ -296,8 +296,9 @@ class CodeGrader(Grader):
         program = self.argv[0]
         env_path = self.env.get("PATH", os.environ.get("PATH"))
         if Path(program).name != program:
-            if not Path(program).is_file():
-                raise ValueError(f"program '{program}' not found (from {Path.cwd()})")
+            # a relative path resolves against the suite's directory, known only when grading
+            if Path(program).is_absolute() and not Path(program).is_file():
+                raise ValueError(f"program '{program}' not found")
         elif shutil.which(program, path=env_path) is None:
             raise ValueError(f"program '{program}' not found on PATH")
         return self
@@ -319,7 +320,7 @@ class CodeGrader(Grader):
             source = f"function '{self.function}'"
             return measurement_from_reply(await self._call(self.function, payload), source)
         source = f"command '{truncate(shlex.join(self.argv), 60)}'"
-        stdout, stderr = await self._run(payload, source)
+        stdout, stderr = await self._run(payload, source, ctx.base_dir)
         return self._parse(stdout, stderr, source)
 
     async def _call(self, reference: str, payload: dict[str, JSON]) -> object:
@@ -358,7 +359,9 @@ class CodeGrader(Grader):
             limit = min(limit, hard)
         return functools.partial(resource.setrlimit, resource.RLIMIT_AS, (limit, limit))
 
-    async def _run(self, payload: dict[str, JSON], source: str) -> tuple[bytes, bytes]:
+    async def _run(
+        self, payload: dict[str, JSON], source: str, cwd: Path | None
+    ) -> tuple[bytes, bytes]:
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
         try:
             process = await asyncio.create_subprocess_exec(
@@ -367,6 +370,7 @@ class CodeGrader(Grader):
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env={**os.environ, **self.env},
+                cwd=cwd,
                 start_new_session=True,
                 preexec_fn=self._limit(),
             )

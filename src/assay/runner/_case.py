@@ -55,6 +55,8 @@ class CaseRunner:
     limiter: AdaptiveLimiter
     retry: RetryPolicy
     cache: ResponseCache | None = None
+    suite_dir: Path | None = None
+    """Where the suite file is: graders resolve relative paths against it."""
     rng: random.Random = field(default_factory=random.Random)
     retries: int = 0
     """Target calls retried so far in this run."""
@@ -137,6 +139,7 @@ class CaseRunner:
             expected_tool_calls=tuple(
                 c.model_dump(exclude_none=True) for c in test.expected_tool_calls
             ),
+            base_dir=self.suite_dir,
         )
         return await grade_all(graders, ctx)
 

@@ -127,6 +127,7 @@ class _Execution:
         self.runner = CaseRunner(
             target=plan.target,
             base_dir=plan.target_base_dir,
+            suite_dir=plan.loaded.base_dir,
             limiter=AdaptiveLimiter(plan.concurrency),
             retry=RetryPolicy(max_retries=plan.max_retries),
             cache=cache,
