@@ -7,7 +7,8 @@ from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
 from assay.graders.factuality import Factuality
 from assay.graders.format import Format
-from assay.graders.structured import IsJson
+from assay.graders.similarity import Rouge, Similarity
+from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
     Contains,
     ContainsAll,
@@ -31,14 +32,18 @@ __all__ = [
     "EndsWith",
     "Equals",
     "Factuality",
+    "FieldAccuracy",
     "Format",
     "Grader",
     "GraderSpec",
     "GradingContext",
     "IContains",
     "IsJson",
+    "JsonSchema",
     "Measurement",
     "Regex",
+    "Rouge",
+    "Similarity",
     "StartsWith",
     "Tone",
     "cap_details",

@@ -15,7 +15,8 @@ from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
 from assay.graders.factuality import Factuality
 from assay.graders.format import Format
-from assay.graders.structured import IsJson
+from assay.graders.similarity import Rouge, Similarity
+from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
     Contains,
     ContainsAll,
@@ -40,6 +41,10 @@ GraderSpec = Annotated[
     | EndsWith
     | Regex
     | IsJson
+    | JsonSchema
+    | FieldAccuracy
+    | Similarity
+    | Rouge
     | Format
     | Factuality
     | Tone
@@ -61,6 +66,10 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         EndsWith,
         Regex,
         IsJson,
+        JsonSchema,
+        FieldAccuracy,
+        Similarity,
+        Rouge,
         Format,
         Factuality,
         Tone,

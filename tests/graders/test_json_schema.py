@@ -1,0 +1,252 @@
+"""The json-schema grader (SPEC §4): score 1 or 0, one Detail per violation at its JSON path."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+from tests.conftest import write
+
+from assay import EvalConfig, evaluate
+from assay.graders import GraderSpec, GradingContext
+from assay.results import Detail, GraderResult
+
+SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
+
+ORDER = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "status": {"enum": ["open", "closed"]},
+        "items": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"sku": {"type": "string"}}},
+        },
+    },
+    "required": ["id", "status"],
+}
+
+
+def grade(schema: dict[str, Any], output: str, **options: Any) -> GraderResult:
+    grader = SPEC.validate_python({"type": "json-schema", "schema": schema, **options})
+    ctx = GradingContext(case_id="c", output=output, threshold=0.8)
+    result: GraderResult = asyncio.run(grader.grade(ctx))
+    return result
+
+
+def error_of(spec: dict[str, Any]) -> str:
+    with pytest.raises(ValidationError) as info:
+        SPEC.validate_python(spec)
+    errors = info.value.errors()
+    assert len(errors) == 1, errors
+    return str(errors[0]["msg"])
+
+
+def test_valid_output_passes_with_one_passing_detail() -> None:
+    output = '{"id": 7, "status": "open", "items": [{"sku": "A-1"}]}'
+    result = grade(ORDER, output)
+    assert (result.score, result.verdict, result.error) == (1.0, "pass", None)
+    assert result.hits == ["output matches the schema"]
+    assert result.misses == []
+    assert result.details == [
+        Detail(check="json_schema", passed=True, expected="JSON matching the schema", actual=output)
+    ]
+
+
+def test_each_violation_is_a_detail_named_by_its_json_path() -> None:
+    result = grade(ORDER, '{"id": "7", "items": [{"sku": 1}, {"sku": "B"}, {"sku": 3}]}')
+    assert (result.score, result.verdict, result.error) == (0.0, "fail", None)
+    assert result.details == [
+        Detail(check="json_schema.$", passed=False, message="'status' is a required property"),
+        Detail(check="json_schema.$.id", passed=False, message="'7' is not of type 'integer'"),
+        Detail(
+            check="json_schema.$.items[0].sku",
+            passed=False,
+            message="1 is not of type 'string'",
+        ),
+        Detail(
+            check="json_schema.$.items[2].sku",
+            passed=False,
+            message="3 is not of type 'string'",
+        ),
+    ]
+    assert result.misses == [
+        "output does not match the schema: $: 'status' is a required property (+3 more)"
+    ]
+    assert result.reasoning == "4 schema violations"
+
+
+def test_one_violation_says_so_without_a_count() -> None:
+    result = grade(ORDER, '{"id": 7, "status": "pending"}')
+    assert result.misses == [
+        "output does not match the schema: $.status: 'pending' is not one of ['open', 'closed']"
+    ]
+    assert result.reasoning == "1 schema violation"
+    assert result.details == [
+        Detail(
+            check="json_schema.$.status",
+            passed=False,
+            message="'pending' is not one of ['open', 'closed']",
+        )
+    ]
+
+
+def test_non_json_output_scores_zero_and_says_where_parsing_failed() -> None:
+    result = grade(ORDER, '{"id": 7,}')
+    assert (result.score, result.verdict, result.error) == (0.0, "fail", None)
+    where = "line 1 column 10: Expecting property name enclosed in double quotes"
+    assert result.misses == [f"output is not JSON ({where}), so it cannot match the schema"]
+    assert result.details == [
+        Detail(
+            check="json_schema",
+            passed=False,
+            expected="JSON matching the schema",
+            actual='{"id": 7,}',
+            message=f"output is not JSON ({where})",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("output", "where"),
+    [
+        ("", "line 1 column 1: Expecting value"),
+        ("Sure! Here is the JSON: {}", "line 1 column 1: Expecting value"),
+        ('{"id": NaN}', "NaN is not a JSON value"),
+    ],
+)
+def test_empty_prose_and_nan_are_not_json(output: str, where: str) -> None:
+    result = grade({"type": "object"}, output)
+    assert result.score == 0.0
+    assert result.details[0].message == f"output is not JSON ({where})"
+
+
+def test_unicode_values_are_validated_and_reported_intact() -> None:
+    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 3}}}
+    assert grade(schema, '{"name": "日本語"}').score == 1.0
+    result = grade(schema, '{"name": "Zoë ✓"}')
+    assert result.details == [
+        Detail(check="json_schema.$.name", passed=False, message="'Zoë ✓' is too long")
+    ]
+
+
+def test_more_than_ten_violations_are_capped() -> None:
+    keys = "abcdefghijklmno"
+    schema = {"type": "object", "additionalProperties": {"type": "integer"}}
+    result = grade(schema, json.dumps({k: "x" for k in keys}))
+    assert result.score == 0.0
+    assert [d.check for d in result.details] == [f"json_schema.$.{k}" for k in keys[:10]] + [
+        "+ 5 more"
+    ]
+
+
+def test_huge_output_is_graded_quickly_and_messages_stay_short() -> None:
+    output = json.dumps({"rows": ["x" * 100] * 10_000})  # about 1 MB
+    started = time.perf_counter()
+    result = grade({"type": "object", "properties": {"rows": {"type": "integer"}}}, output)
+    assert time.perf_counter() - started < 5.0
+    assert result.score == 0.0
+    [violation] = result.details
+    assert violation.check == "json_schema.$.rows"
+    assert len(violation.message) == 200 and violation.message.endswith("…")
+    assert grade({"type": "object"}, output).score == 1.0
+
+
+def test_format_is_an_annotation_as_draft_2020_12_says() -> None:
+    # without a format-assertion vocabulary, `format` does not reject values
+    assert grade({"type": "string", "format": "email"}, '"not an email"').score == 1.0
+
+
+def test_negated_schema_passes_on_a_violation() -> None:
+    result = grade({"type": "object"}, "[1]", negate=True)
+    assert (result.score, result.verdict) == (1.0, "pass")
+    assert result.details == [
+        Detail(check="json_schema.$", passed=True, message="[1] is not of type 'object'")
+    ]
+
+
+def test_an_unresolvable_reference_is_a_grader_error_not_a_fail() -> None:
+    result = grade({"$ref": "https://example.invalid/schema.json"}, "{}")
+    assert (result.score, result.verdict) == (None, "error")
+    assert result.error is not None
+    assert (result.error.type, result.error.message) == (
+        "GraderError",
+        "the schema has a $ref that cannot be resolved (Unresolvable: "
+        "https://example.invalid/schema.json); remote schemas are never fetched: put referenced "
+        "schemas under `$defs` and use '#/$defs/<name>'",
+    )
+
+
+def test_a_local_reference_resolves() -> None:
+    schema = {"$defs": {"id": {"type": "integer"}}, "properties": {"id": {"$ref": "#/$defs/id"}}}
+    assert grade(schema, '{"id": 1}').score == 1.0
+    assert grade(schema, '{"id": "1"}').details[0].check == "json_schema.$.id"
+
+
+# --- configuration --------------------------------------------------------------------------
+
+
+def test_schema_is_required() -> None:
+    with pytest.raises(ValidationError) as info:
+        SPEC.validate_python({"type": "json-schema"})
+    assert [(e["type"], e["loc"]) for e in info.value.errors()] == [
+        ("missing", ("json-schema", "schema"))
+    ]
+
+
+def test_an_invalid_schema_is_rejected_with_its_location() -> None:
+    message = error_of(
+        {"type": "json-schema", "schema": {"properties": {"id": {"type": "integr"}}}}
+    )
+    assert message.startswith("Value error, invalid JSON Schema at $.properties.id.type: ")
+    assert "'integr' is not valid under any of the given schemas" in message
+
+
+def test_the_schema_must_be_a_mapping() -> None:
+    message = error_of({"type": "json-schema", "schema": "object"})
+    assert message == "Input should be a valid dictionary"
+
+
+def test_unknown_options_are_rejected_with_a_suggestion() -> None:
+    message = error_of({"type": "json-schema", "schema": {}, "schemas": {}})
+    assert "Did you mean 'schema'?" in message
+
+
+# --- a suite --------------------------------------------------------------------------------
+
+SUITE = """\
+name: schema-suite
+target:
+  type: fake
+  responses:
+    good: '{"id": 7, "status": "open"}'
+    bad: '{"id": "seven"}'
+    prose: 'Order 7 is open.'
+assertions:
+  - type: json-schema
+    schema:
+      type: object
+      properties: {id: {type: integer}, status: {enum: [open, closed]}}
+      required: [id, status]
+tests:
+  - {id: good, input: good}
+  - {id: bad, input: bad}
+  - {id: prose, input: prose}
+"""
+
+
+def test_a_suite_through_evaluate(tmp_path: Path) -> None:
+    path = write(tmp_path / "schema.eval.yaml", SUITE)
+    run = evaluate(path, config=EvalConfig(store=False, cache_mode="off"))
+    outcome = {c.case_id: (c.verdict, c.score) for c in run.results}
+    assert outcome == {"good": ("pass", 1.0), "bad": ("fail", 0.0), "prose": ("fail", 0.0)}
+    bad = next(c for c in run.results if c.case_id == "bad")
+    assert [d.check for d in bad.grader_results[0].details] == [
+        "json_schema.$",
+        "json_schema.$.id",
+    ]
