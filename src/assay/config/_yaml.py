@@ -23,6 +23,8 @@ __all__ = ["LocPath", "Located", "SourceMap", "format_path", "interpolate_env", 
 
 LocPath = tuple[str | int, ...]
 
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 try:  # the C loader is several times faster on large suites
@@ -112,7 +114,14 @@ class _Builder:
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        if node.tag == _TIMESTAMP:
+            # Suites are JSON data: a date stays the text it was written as (`2024-03-05`),
+            # as it would be in a JSONL or CSV test, instead of becoming a Python date.
+            return self._scalar(node.value, path)
         value = self.loader.construct_object(node, deep=True)
+        return self._scalar(value, path)
+
+    def _scalar(self, value: JSON, path: LocPath) -> JSON:
         if isinstance(value, str) and "${" in value:
             try:
                 return interpolate_env(value, self.environ)
