@@ -183,3 +183,25 @@ def test_safety_gate_names_must_exist(tmp_path: Path) -> None:
         "s.eval.yaml:8 tests[0].assertions[0].aggregator.required: "
         "no member grader is named 'no-pii'"
     ]
+
+
+def test_a_whole_grader_error_points_at_the_grader_not_its_type(tmp_path: Path) -> None:
+    suite = write(
+        tmp_path / "s.eval.yaml",
+        """\
+name: s
+target: {type: fake, default: "x"}
+tests:
+  - id: t1
+    input: q
+    assertions:
+      - {type: contains, value: x}
+      - type: code-grader
+        function: "os:getcwd"
+        command: ["true"]
+""",
+    )
+    with pytest.raises(ConfigError) as info:
+        load_suite(suite)
+    (issue,) = info.value.issues
+    assert (issue.line, issue.path) == (8, "tests[0].assertions[1]")

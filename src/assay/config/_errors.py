@@ -28,7 +28,12 @@ def _real_path(loc: tuple[int | str, ...], data: JSON) -> LocPath:
         if in_dict or in_list:
             path.append(part)
             node = node[part]
-        elif i == len(loc) - 1 and isinstance(part, str) and isinstance(node, dict):
+        elif (
+            i == len(loc) - 1
+            and isinstance(part, str)
+            and isinstance(node, dict)
+            and node.get("type") != part  # the union tag of a whole-model error, not a key
+        ):
             path.append(part)
     return tuple(path)
 

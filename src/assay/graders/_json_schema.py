@@ -44,7 +44,11 @@ def _validator(schema_text: str) -> Validator:
 def schema_violations(instance: JSON, schema: JSON) -> list[SchemaViolation]:
     """Every violation of `schema` by `instance`, in document order."""
     validator = _validator(json.dumps(schema, sort_keys=True))
-    errors = sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.path])
+    errors = sorted(
+        validator.iter_errors(instance),
+        # document order: indexes numerically ($[2] before $[10]), keys by name
+        key=lambda e: [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.path],
+    )
     return [(e.json_path, e.message) for e in errors]
 
 
