@@ -21,7 +21,7 @@ from assay.errors import GraderError
 from assay.graders._base import Grader, GradingContext, Measurement
 from assay.graders._details import detail, truncate
 from assay.graders._json_schema import check_schema, infer_schema, schema_violations
-from assay.graders.structured import _reject_constant
+from assay.graders.structured import parse_json
 from assay.graders.text import compile_re2
 from assay.results import JSON, Detail
 
@@ -260,12 +260,7 @@ class Format(Grader):
         JSON checks, and only when one of them is on."""
         if not (self.checks.json_validity or self.checks.json_schema is not False):
             return None, None
-        try:
-            return json.loads(output, parse_constant=_reject_constant), None
-        except json.JSONDecodeError as exc:
-            return None, f"line {exc.lineno} column {exc.colno}: {exc.msg}"
-        except ValueError as exc:
-            return None, str(exc)
+        return parse_json(output)
 
     def _length(self, ctx: GradingContext) -> _Outcome:
         check = self.checks.length

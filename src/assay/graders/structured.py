@@ -26,7 +26,7 @@ from assay.results import JSON, Detail
 if TYPE_CHECKING:
     from jsonpath_rfc9535 import JSONPathQuery
 
-__all__ = ["FieldAccuracy", "FieldSpec", "IsJson", "JsonSchema"]
+__all__ = ["FieldAccuracy", "FieldSpec", "IsJson", "JsonSchema", "parse_json"]
 
 _MESSAGE_LIMIT = 200
 """Validator messages quote the failing instance, which may be a whole 1 MB output."""
@@ -37,10 +37,14 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON value")
 
 
-def _parse(text: str) -> tuple[JSON, str | None]:
-    """The text as JSON and None, or None and where parsing failed."""
+_STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+"""Built once: `json.loads` with any option builds a new decoder on every call."""
+
+
+def parse_json(text: str) -> tuple[JSON, str | None]:
+    """The text as strict JSON and None, or None and where parsing failed."""
     try:
-        return json.loads(text, parse_constant=_reject_constant), None
+        return _STRICT_DECODER.decode(text), None
     except json.JSONDecodeError as exc:
         return None, f"line {exc.lineno} column {exc.colno}: {exc.msg}"
     except ValueError as exc:
@@ -53,13 +57,9 @@ class IsJson(Grader):
     type: Literal["is-json"]
 
     async def measure(self, ctx: GradingContext) -> Measurement:
-        try:
-            json.loads(ctx.output, parse_constant=_reject_constant)
-        except json.JSONDecodeError as exc:
-            where = f"line {exc.lineno} column {exc.colno}: {exc.msg}"
+        _, where = parse_json(ctx.output)
+        if where is not None:
             return self._invalid(ctx, where)
-        except ValueError as exc:
-            return self._invalid(ctx, str(exc))
         return Measurement(
             score=1.0,
             hits=["output is valid JSON"],
@@ -91,7 +91,7 @@ class JsonSchema(Grader):
         return schema
 
     async def measure(self, ctx: GradingContext) -> Measurement:
-        parsed, where = _parse(ctx.output)
+        parsed, where = parse_json(ctx.output)
         if where is not None:
             return Measurement(
                 score=0.0,
@@ -447,7 +447,7 @@ class FieldAccuracy(Grader):
             )
         if not isinstance(expected_output, str):
             return expected_output
-        document, where = _parse(expected_output)
+        document, where = parse_json(expected_output)
         if where is not None:
             raise GraderError(
                 f"field-accuracy reads field '{path}' from the expected_output of test "
@@ -457,7 +457,7 @@ class FieldAccuracy(Grader):
 
     async def measure(self, ctx: GradingContext) -> Measurement:
         expected = self._expected_values(ctx.expected_output, ctx.case_id)
-        output, where = _parse(ctx.output)
+        output, where = parse_json(ctx.output)
         outcomes: list[tuple[FieldSpec, bool]] = []
         hits: list[str] = []
         misses: list[str] = [] if where is None else [f"output is not valid JSON ({where})"]
