@@ -9,18 +9,26 @@ from pydantic import TypeAdapter, ValidationError
 
 from assay.graders import (
     BUILTIN_GRADERS,
+    CodeGrader,
     Composite,
     Contains,
     ContainsAll,
     ContainsAny,
     EndsWith,
     Equals,
+    Factuality,
+    FieldAccuracy,
+    Format,
     Grader,
     GraderSpec,
     IContains,
     IsJson,
+    JsonSchema,
     Regex,
+    Rouge,
+    Similarity,
     StartsWith,
+    Tone,
 )
 
 SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
@@ -35,6 +43,14 @@ EXPECTED = {
     "ends-with": EndsWith,
     "regex": Regex,
     "is-json": IsJson,
+    "json-schema": JsonSchema,
+    "field-accuracy": FieldAccuracy,
+    "similarity": Similarity,
+    "rouge": Rouge,
+    "format": Format,
+    "factuality": Factuality,
+    "tone": Tone,
+    "code-grader": CodeGrader,
     "composite": Composite,
 }
 
@@ -48,6 +64,14 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "ends-with": {},
     "regex": {"value": "x"},
     "is-json": {},
+    "json-schema": {"schema": {"type": "object"}},
+    "field-accuracy": {"fields": [{"path": "$.total", "expected": 3}]},
+    "similarity": {"value": "x"},
+    "rouge": {"value": "x"},
+    "format": {"checks": {"json_validity": True}},
+    "factuality": {},
+    "tone": {"profile": {"formality": "formal"}},
+    "code-grader": {"command": ["true"]},
     "composite": {"assertions": [{"type": "is-json"}]},
 }
 
