@@ -40,6 +40,22 @@ def _gate_names(grader: Grader, names: set[str], path: LocPath) -> list[tuple[Lo
     return problems
 
 
+def _without_expected_calls(grader: Grader, path: LocPath) -> list[tuple[LocPath, str]]:
+    """Graders (composite members included) that default to the test's expected_tool_calls
+    and give no `expected` of their own, with their paths and types."""
+    if isinstance(grader, Composite):
+        return [
+            found
+            for i, member in enumerate(grader.assertions)
+            for found in _without_expected_calls(member, (*path, "assertions", i))
+        ]
+    if getattr(grader, "uses_expected_tool_calls", False) and (
+        getattr(grader, "expected", None) is None
+    ):
+        return [(path, grader.type)]
+    return []
+
+
 def check_suite(suite: Suite, source: SourceMap) -> list[ConfigIssue]:
     """Cross-field problems of a validated suite, each located."""
     issues: list[ConfigIssue] = []
@@ -96,6 +112,15 @@ def check_suite(suite: Suite, source: SourceMap) -> list[ConfigIssue]:
                         "`expected_output`; give one of them",
                     )
                 )
+            if not test.expected_tool_calls:
+                issues += [
+                    source.issue(
+                        where,
+                        f"{kind} has no `expected` calls and test '{test.id}' has no "
+                        "`expected_tool_calls`; give one of them",
+                    )
+                    for where, kind in _without_expected_calls(grader, grader_path)
+                ]
             # graders whose needs depend on their options (format, factuality) say what is missing
             problem_with_test = getattr(grader, "problem_with_test", None)
             problem = problem_with_test and problem_with_test(

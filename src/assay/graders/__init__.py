@@ -7,6 +7,7 @@ from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
 from assay.graders.factuality import Factuality
 from assay.graders.format import Format
+from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
 from assay.graders.similarity import Rouge, Similarity
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
@@ -21,6 +22,7 @@ from assay.graders.text import (
     compile_re2,
 )
 from assay.graders.tone import Tone
+from assay.graders.trajectory import ExpectedCall, ToolTrajectory
 
 __all__ = [
     "BUILTIN_GRADERS",
@@ -29,8 +31,11 @@ __all__ = [
     "Contains",
     "ContainsAll",
     "ContainsAny",
+    "Cost",
     "EndsWith",
     "Equals",
+    "ExecutionMetrics",
+    "ExpectedCall",
     "Factuality",
     "FieldAccuracy",
     "Format",
@@ -40,12 +45,15 @@ __all__ = [
     "IContains",
     "IsJson",
     "JsonSchema",
+    "Latency",
     "Measurement",
     "Regex",
     "Rouge",
     "Similarity",
     "StartsWith",
+    "TokenUsageLimit",
     "Tone",
+    "ToolTrajectory",
     "cap_details",
     "compile_re2",
     "detail",

@@ -15,6 +15,7 @@ from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
 from assay.graders.factuality import Factuality
 from assay.graders.format import Format
+from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
 from assay.graders.similarity import Rouge, Similarity
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
@@ -28,6 +29,7 @@ from assay.graders.text import (
     StartsWith,
 )
 from assay.graders.tone import Tone
+from assay.graders.trajectory import ToolTrajectory
 
 __all__ = ["BUILTIN_GRADERS", "GraderSpec"]
 
@@ -45,6 +47,11 @@ GraderSpec = Annotated[
     | FieldAccuracy
     | Similarity
     | Rouge
+    | Latency
+    | Cost
+    | TokenUsageLimit
+    | ExecutionMetrics
+    | ToolTrajectory
     | Format
     | Factuality
     | Tone
@@ -70,6 +77,11 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         FieldAccuracy,
         Similarity,
         Rouge,
+        Latency,
+        Cost,
+        TokenUsageLimit,
+        ExecutionMetrics,
+        ToolTrajectory,
         Format,
         Factuality,
         Tone,
