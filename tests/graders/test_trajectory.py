@@ -572,3 +572,33 @@ def test_suite_run(tmp_path: Path) -> None:
         "no-tools-allowed": (1.0, "pass"),
         "missing-refund": (0.0, "fail"),
     }
+
+
+def test_a_tests_expected_tool_calls_carry_per_call_matching_options(tmp_path: Path) -> None:
+    suite = write(
+        tmp_path / "calls.eval.yaml",
+        """\
+name: calls
+target:
+  type: fake
+  default:
+    output: done
+    tool_calls:
+      - {tool: lookup, args: {id: 7, verbose: true}, duration_ms: 40}
+tests:
+  - id: subset-args
+    input: go
+    expected_tool_calls:
+      - {tool: lookup, args: {id: 7}, args_match: subset, max_duration_ms: 100}
+    assertions: [{type: tool-trajectory}]
+  - id: exact-args
+    input: go
+    expected_tool_calls: [{tool: lookup, args: {id: 7}}]
+    assertions: [{type: tool-trajectory}]
+""",
+    )
+    result = evaluate(suite, config=EvalConfig(store=False, cache_mode="off"))
+    assert {c.case_id: c.verdict for c in result.results} == {
+        "subset-args": "pass",
+        "exact-args": "fail",
+    }

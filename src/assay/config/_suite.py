@@ -9,6 +9,7 @@ from pydantic import BeforeValidator, Field, model_validator
 from assay._strict_model import StrictModel
 from assay.config._execution import SuiteExecution, TestExecution, Unit, VerdictSettings
 from assay.graders import GraderSpec
+from assay.graders.trajectory import ExpectedCall
 from assay.results import JSON
 from assay.targets import TargetSpec
 
@@ -34,13 +35,9 @@ class InputMessage(StrictModel):
     """What is said."""
 
 
-class ExpectedToolCall(StrictModel):
-    """A tool call the system under test is expected to make."""
-
-    tool: str
-    """Tool name."""
-    args: dict[str, JSON] | None = None
-    """Expected arguments; omitted means any."""
+ExpectedToolCall = ExpectedCall
+"""A tool call the test expects (`tool`, `args`, and the per-call `args_match` and
+`max_duration_ms` that `tool-trajectory` honours): one model for tests and the grader."""
 
 
 class Turn(StrictModel):
