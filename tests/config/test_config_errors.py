@@ -205,3 +205,29 @@ tests:
         load_suite(suite)
     (issue,) = info.value.issues
     assert (issue.line, issue.path) == (8, "tests[0].assertions[1]")
+
+
+def test_what_a_composite_member_needs_from_the_test_is_checked_at_load(tmp_path: Path) -> None:
+    suite = write(
+        tmp_path / "s.eval.yaml",
+        """\
+name: s
+target: {type: fake, default: "x"}
+tests:
+  - id: t1
+    input: q
+    assertions:
+      - type: composite
+        assertions:
+          - {type: is-json}
+          - {type: contains}
+          - {type: format, checks: {length: {tolerance: 0.1}}}
+""",
+    )
+    with pytest.raises(ConfigError) as info:
+        load_suite(suite)
+    assert [(i.line, i.path) for i in info.value.issues] == [
+        (10, "tests[0].assertions[0].assertions[1]"),
+        (11, "tests[0].assertions[0].assertions[2]"),
+    ]
+    assert "contains has no `value` and test 't1' has no `expected_output`" in str(info.value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from assay.config._suite import Suite
 from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigIssue
-from assay.graders import Composite, Grader
+from assay.graders import Composite, Grader, TestFacts
 from assay.scoring import SafetyGate
 
 __all__ = ["case_graders", "check_suite"]
@@ -40,20 +40,15 @@ def _gate_names(grader: Grader, names: set[str], path: LocPath) -> list[tuple[Lo
     return problems
 
 
-def _without_expected_calls(grader: Grader, path: LocPath) -> list[tuple[LocPath, str]]:
-    """Graders (composite members included) that default to the test's expected_tool_calls
-    and give no `expected` of their own, with their paths and types."""
+def _leaves(grader: Grader, path: LocPath) -> list[tuple[Grader, LocPath]]:
+    """The grader, or a composite's members at any depth, with their paths."""
     if isinstance(grader, Composite):
         return [
-            found
+            leaf
             for i, member in enumerate(grader.assertions)
-            for found in _without_expected_calls(member, (*path, "assertions", i))
+            for leaf in _leaves(member, (*path, "assertions", i))
         ]
-    if getattr(grader, "uses_expected_tool_calls", False) and (
-        getattr(grader, "expected", None) is None
-    ):
-        return [(path, grader.type)]
-    return []
+    return [(grader, path)]
 
 
 def check_suite(suite: Suite, source: SourceMap) -> list[ConfigIssue]:
@@ -99,35 +94,18 @@ def check_suite(suite: Suite, source: SourceMap) -> list[ConfigIssue]:
                 )
             )
         names = {g.display_name for g, _ in graders}
+        facts = TestFacts(
+            test_id=test.id,
+            expected_output=test.expected_output,
+            context=tuple(test.context),
+            has_expected_tool_calls=bool(test.expected_tool_calls),
+        )
         for grader, grader_path in graders:
-            if (
-                getattr(grader, "uses_expected_output", False)
-                and getattr(grader, "value", None) is None
-                and test.expected_output is None
-            ):
-                issues.append(
-                    source.issue(
-                        grader_path,
-                        f"{grader.type} has no `value` and test '{test.id}' has no "
-                        "`expected_output`; give one of them",
-                    )
-                )
-            if not test.expected_tool_calls:
-                issues += [
-                    source.issue(
-                        where,
-                        f"{kind} has no `expected` calls and test '{test.id}' has no "
-                        "`expected_tool_calls`; give one of them",
-                    )
-                    for where, kind in _without_expected_calls(grader, grader_path)
-                ]
-            # graders whose needs depend on their options (format, factuality) say what is missing
-            problem_with_test = getattr(grader, "problem_with_test", None)
-            problem = problem_with_test and problem_with_test(
-                test_id=test.id, expected_output=test.expected_output, context=test.context
-            )
-            if problem:
-                issues.append(source.issue(grader_path, problem))
+            issues += [
+                source.issue(where, problem)
+                for leaf, where in _leaves(grader, grader_path)
+                if (problem := leaf.problem_with_test(facts)) is not None
+            ]
             for problem_path, message in _gate_names(grader, names, grader_path):
                 issues.append(source.issue(problem_path, message))
         aggregator = test.execution.aggregator if test.execution else None

@@ -1,6 +1,6 @@
 """Graders: each a frozen pydantic model that validates its options and grades one output."""
 
-from assay.graders._base import Grader, GradingContext, Measurement, grade_all
+from assay.graders._base import Grader, GradingContext, Measurement, TestFacts, grade_all
 from assay.graders._details import cap_details, detail, truncate
 from assay.graders._registry import BUILTIN_GRADERS, GraderSpec
 from assay.graders.code import CodeGrader
@@ -51,6 +51,7 @@ __all__ = [
     "Rouge",
     "Similarity",
     "StartsWith",
+    "TestFacts",
     "TokenUsageLimit",
     "Tone",
     "ToolTrajectory",

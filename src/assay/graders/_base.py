@@ -26,7 +26,7 @@ from assay.results import (
 )
 from assay.scoring import grader_verdict
 
-__all__ = ["Grader", "GradingContext", "Measurement", "grade_all"]
+__all__ = ["Grader", "GradingContext", "Measurement", "TestFacts", "grade_all"]
 
 _NEGATED: dict[Verdict, Verdict] = {"pass": "fail", "fail": "pass"}
 
@@ -54,6 +54,18 @@ class GradingContext:
     def tool_calls(self) -> list[ToolCall]:
         """Tool calls the system under test made."""
         return list(self.target_output.tool_calls) if self.target_output else []
+
+
+@dataclass(frozen=True)
+class TestFacts:
+    """What a grader may check about a test when the suite loads (`Grader.problem_with_test`)."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    test_id: str
+    expected_output: JSON = None
+    context: tuple[str, ...] = ()
+    has_expected_tool_calls: bool = False
 
 
 @dataclass
@@ -91,6 +103,13 @@ class Grader(StrictModel, ABC):
     """This grader fails below this score; without it, below the case threshold."""
     negate: bool = False
     """Invert the check: score becomes 1 − score, hits and misses swap."""
+
+    def problem_with_test(self, test: TestFacts) -> str | None:
+        """Why this grader cannot grade `test`, or None; called for every test when the suite
+        loads, so a grader that needs an expected output (or context, or tool calls) the test
+        lacks is a located config error instead of a run-time failure."""
+        del test
+        return None
 
     @property
     def awaits_io(self) -> bool:

@@ -22,7 +22,7 @@ from typing import Literal, Protocol
 from pydantic import field_validator
 
 from assay.errors import GraderError
-from assay.graders._base import Grader, GradingContext, Measurement
+from assay.graders._base import Grader, GradingContext, Measurement, TestFacts
 from assay.graders._details import detail, truncate
 from assay.graders.structured import _reject_constant
 from assay.results import JSON, Detail
@@ -421,10 +421,9 @@ class Factuality(Grader):
             )
         return depth
 
-    def problem_with_test(
-        self, *, test_id: str, expected_output: JSON, context: Sequence[str]
-    ) -> str | None:
+    def problem_with_test(self, test: TestFacts) -> str | None:
         """Why this grader cannot grade test `test_id`, or None; called when the suite loads."""
+        test_id, expected_output, context = test.test_id, test.expected_output, test.context
         if self.mode == "json_structural":
             if expected_output is None:
                 return (

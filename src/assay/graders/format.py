@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Literal, Self
 
@@ -18,7 +18,7 @@ from pydantic import Field, field_validator, model_validator
 
 from assay._strict_model import StrictModel
 from assay.errors import GraderError
-from assay.graders._base import Grader, GradingContext, Measurement
+from assay.graders._base import Grader, GradingContext, Measurement, TestFacts
 from assay.graders._details import detail, truncate
 from assay.graders._json_schema import check_schema, infer_schema, schema_violations
 from assay.graders.structured import parse_json
@@ -210,11 +210,9 @@ class Format(Grader):
     """Whether `required_fields` and `forbidden_content` match case exactly; false folds case
     (use `(?i)` in `regex_match` for a case-insensitive pattern)."""
 
-    def problem_with_test(
-        self, *, test_id: str, expected_output: JSON, context: Sequence[str]
-    ) -> str | None:
+    def problem_with_test(self, test: TestFacts) -> str | None:
         """Why this grader cannot grade test `test_id`, or None; called when the suite loads."""
-        del context
+        test_id, expected_output = test.test_id, test.expected_output
         if self.checks.length is not None and expected_output is None:
             return (
                 f"format check `length` compares with the expected_output, and test '{test_id}' "

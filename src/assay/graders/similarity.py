@@ -10,17 +10,16 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Self
+from typing import Literal, Self
 
 from pydantic import model_validator
 
 from assay.errors import GraderError
-from assay.graders._base import Grader, GradingContext, Measurement
+from assay.graders._base import Grader, GradingContext, Measurement, TestFacts
 from assay.graders._details import detail
-from assay.graders.text import _expected_text
-from assay.results import JSON
+from assay.graders.text import _expected_text, missing_reference
 
 __all__ = ["Rouge", "Similarity"]
 
@@ -47,11 +46,12 @@ def _similarity_function(method: SimilarityMethod) -> Callable[[str, str], float
 class _ReferenceGrader(Grader):
     """Shared options of graders that compare the output with a reference text."""
 
-    uses_expected_output: ClassVar[bool] = True
-    """The reference defaults to the test's expected_output (checked when the suite loads)."""
-
     value: str | None = None
     """The reference text; defaults to the test's `expected_output` (JSON as compact text)."""
+
+    def problem_with_test(self, test: TestFacts) -> str | None:
+        """The reference defaults to the test's expected_output: one of them must be given."""
+        return missing_reference(self, test)
 
     def _bar(self, ctx: GradingContext) -> float:
         return self.min_score if self.min_score is not None else ctx.threshold
@@ -199,13 +199,14 @@ class Rouge(_ReferenceGrader):
                 raise ValueError(f"`value` {problem}")
         return self
 
-    def problem_with_test(
-        self, *, test_id: str, expected_output: JSON, context: Sequence[str]
-    ) -> str | None:
+    def problem_with_test(self, test: TestFacts) -> str | None:
         """Why the test's expected_output cannot be the reference, or None (checked at load)."""
-        del context
+        missing = missing_reference(self, test)
+        if missing is not None:
+            return missing
+        test_id, expected_output = test.test_id, test.expected_output
         if self.value is not None or expected_output is None:
-            return None  # a missing reference is reported through uses_expected_output
+            return None
         reference = (
             expected_output
             if isinstance(expected_output, str)

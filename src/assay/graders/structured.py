@@ -17,7 +17,7 @@ from pydantic import Field, field_validator, model_validator
 
 from assay._strict_model import StrictModel
 from assay.errors import GraderError
-from assay.graders._base import Grader, GradingContext, Measurement
+from assay.graders._base import Grader, GradingContext, Measurement, TestFacts
 from assay.graders._details import detail, truncate
 from assay.graders._json_schema import check_schema, schema_violations
 from assay.graders.text import _same_json
@@ -401,11 +401,9 @@ class FieldAccuracy(Grader):
             raise ValueError("every field has weight 0; give at least one field a weight > 0")
         return fields
 
-    def problem_with_test(
-        self, *, test_id: str, expected_output: JSON, context: Sequence[str]
-    ) -> str | None:
+    def problem_with_test(self, test: TestFacts) -> str | None:
         """Why this grader cannot grade test `test_id`, or None; called when the suite loads."""
-        del context
+        test_id, expected_output = test.test_id, test.expected_output
         try:
             self._expected_values(expected_output, test_id)
         except GraderError as exc:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
 from assay.errors import GraderError
-from assay.graders._base import Grader, GradingContext, Measurement
+from assay.graders._base import Grader, GradingContext, Measurement, TestFacts
 from assay.graders._details import detail, truncate
 from assay.results import JSON
 
@@ -24,6 +24,7 @@ __all__ = [
     "IContains",
     "Regex",
     "StartsWith",
+    "missing_reference",
 ]
 
 MAX_PATTERN_LENGTH = 500
@@ -40,6 +41,16 @@ def _expected_text(value: str | None, ctx: GradingContext, grader: str) -> str:
     if isinstance(ctx.expected_output, str):
         return ctx.expected_output
     return json.dumps(ctx.expected_output, ensure_ascii=False)
+
+
+def missing_reference(grader: Grader, test: TestFacts) -> str | None:
+    """The problem of a grader whose `value` defaults to the test's expected_output."""
+    if getattr(grader, "value", None) is None and test.expected_output is None:
+        return (
+            f"{grader.type} has no `value` and test '{test.test_id}' has no `expected_output`; "
+            "give one of them"
+        )
+    return None
 
 
 def _base_form(verb: str) -> str:
@@ -62,9 +73,6 @@ def _same_json(a: JSON, b: JSON) -> bool:
 class _StringCheck(Grader):
     """Shared options of the single-value string checks."""
 
-    uses_expected_output: ClassVar[bool] = True
-    """The value defaults to the test's expected_output (checked when the suite loads)."""
-
     value: str | None = None
     """Text to look for; defaults to the test's `expected_output`."""
     case_sensitive: bool = True
@@ -72,6 +80,10 @@ class _StringCheck(Grader):
 
     def _fold(self, text: str) -> str:
         return text if self.case_sensitive else text.casefold()
+
+    def problem_with_test(self, test: TestFacts) -> str | None:
+        """The value defaults to the test's expected_output: one of them must be given."""
+        return missing_reference(self, test)
 
     def _binary(self, passed: bool, expected: str, ctx: GradingContext, verb: str) -> Measurement:
         shown = truncate(expected, 60)

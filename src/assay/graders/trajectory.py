@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Annotated, ClassVar, Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, TypeAdapter, model_validator
 
 from assay._strict_model import StrictModel
 from assay.errors import GraderError
-from assay.graders._base import Grader, GradingContext, Measurement
+from assay.graders._base import Grader, GradingContext, Measurement, TestFacts
 from assay.graders._details import detail, truncate
 from assay.graders.text import _same_json
 from assay.results import JSON, Detail, ToolCall
@@ -182,13 +182,19 @@ class ToolTrajectory(Grader):
     """The tool calls the target made, against the expected ones; score = matched / expected."""
 
     type: Literal["tool-trajectory"]
-    uses_expected_tool_calls: ClassVar[bool] = True
-    """`expected` defaults to the test's expected_tool_calls (checked when the suite loads)."""
-
     mode: Mode = "in_order"
     """`exact`, `in_order`, `any_order`, `subset` or `superset` (see the grader docs)."""
     expected: list[ExpectedCall] | None = None
     """The expected calls; defaults to the test's `expected_tool_calls`."""
+
+    def problem_with_test(self, test: TestFacts) -> str | None:
+        """`expected` defaults to the test's expected_tool_calls: one of them must be given."""
+        if self.expected is None and not test.has_expected_tool_calls:
+            return (
+                f"{self.type} has no `expected` calls and test '{test.test_id}' has no "
+                "`expected_tool_calls`; give one of them"
+            )
+        return None
 
     @model_validator(mode="after")
     def _meaningful(self) -> Self:
