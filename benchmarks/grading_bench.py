@@ -24,7 +24,7 @@ GRADERS = [
     {"type": "contains", "value": "refund"},
     {"type": "regex", "value": r"\d+ days"},
     {"type": "is-json", "negate": True},
-    {"type": "starts-with", "value": "Case"},
+    {"type": "similarity", "value": "Our refund policy allows returns within 30 days."},
     {"type": "icontains", "value": "POLICY"},
 ]
 

@@ -126,6 +126,30 @@ def _arg_problems(
     return problems
 
 
+def _args_fit(expected: dict[str, JSON], actual: dict[str, JSON], *, subset: bool) -> bool:
+    """`_arg_problems(...) == []`, without building the messages: the matching asks this for
+    every (expected, actual) pair, n × m times."""
+    if not subset and len(actual) != len(expected):
+        return False
+    for key, want in expected.items():
+        if key not in actual:
+            return False
+        got = actual[key]
+        if isinstance(want, dict) and isinstance(got, dict):
+            if not _args_fit(want, got, subset=subset):
+                return False
+        elif not _same_json(want, got):
+            return False
+    return True
+
+
+def _fits(expected: ExpectedCall, actual: ToolCall) -> bool:
+    """Whether `actual` (a call of the same tool) has the expected arguments."""
+    if expected.args is None or expected.matching == "ignore":
+        return True
+    return _args_fit(expected.args, actual.args, subset=expected.matching == "subset")
+
+
 def _problems(expected: ExpectedCall, actual: ToolCall) -> list[str]:
     """Why `actual` is not `expected` when the tools are the same (empty when it is)."""
     if expected.args is None or expected.matching == "ignore":
@@ -236,10 +260,7 @@ class ToolTrajectory(Grader):
                         "reports tool-call durations or remove max_duration_ms"
                     )
         ok = [
-            [
-                same_tool[i][j] and not _too_slow(e, a) and not _problems(e, a)
-                for j, a in enumerate(actual)
-            ]
+            [same_tool[i][j] and not _too_slow(e, a) and _fits(e, a) for j, a in enumerate(actual)]
             for i, e in enumerate(expected)
         ]
         if self.mode == "exact":
