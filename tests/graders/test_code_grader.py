@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 from tests.conftest import write
+from tests.graders._grading import SPEC
 
 from assay import EvalConfig, evaluate
-from assay.graders import CodeGrader, GraderSpec, GradingContext
+from assay.graders import CodeGrader, GradingContext
 from assay.results import Detail, GraderResult, TargetOutput, ToolCall
 
-SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
 PY = sys.executable
 
 OK_SCRIPT = """\

@@ -10,17 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 from tests.conftest import write
+from tests.graders._grading import SPEC
 
 from assay import EvalConfig, evaluate
 from assay.config import load_suite
 from assay.errors import ConfigError
-from assay.graders import GraderSpec, GradingContext, factuality
+from assay.graders import GradingContext, factuality
 from assay.graders.factuality import ClaimLabel, ClaimLabeller, label_shallow, split_sentences
 from assay.results import Detail, GraderResult
-
-SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
 
 POLICY = "Refunds are accepted within 30 days of purchase."
 SHIPPING = "Shipping is free on orders over $50."

@@ -9,16 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 from tests.conftest import write
+from tests.graders._grading import SPEC
 
 from assay import EvalConfig, evaluate
 from assay.config import load_suite
 from assay.errors import ConfigError
-from assay.graders import GraderSpec, GradingContext
+from assay.graders import GradingContext
 from assay.results import Detail, GraderResult
-
-SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
 
 
 def grade(

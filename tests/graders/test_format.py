@@ -8,17 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 from tests.conftest import write
+from tests.graders._grading import SPEC, error_of
 
 from assay import EvalConfig, evaluate
 from assay.config import load_suite
 from assay.errors import ConfigError
-from assay.graders import GraderSpec, GradingContext
+from assay.graders import GradingContext
 from assay.graders.format import markdown_problems
 from assay.results import Detail, GraderResult
-
-SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
 
 
 def grade(
@@ -28,14 +27,6 @@ def grade(
     ctx = GradingContext(case_id="c", output=output, threshold=0.8, expected_output=expected)
     result: GraderResult = asyncio.run(grader.grade(ctx))
     return result
-
-
-def error_of(spec: dict[str, Any]) -> str:
-    with pytest.raises(ValidationError) as info:
-        SPEC.validate_python(spec)
-    errors = info.value.errors()
-    assert len(errors) == 1, errors
-    return str(errors[0]["msg"])
 
 
 # --- length -------------------------------------------------------------------------------------

@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 from tests.conftest import write
+from tests.graders._grading import SPEC, error_of
 
 from assay import EvalConfig, evaluate
-from assay.graders import GraderSpec, GradingContext
+from assay.graders import GradingContext
 from assay.results import Detail, GraderResult
-
-SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
 
 ORDER = {
     "type": "object",
@@ -37,14 +36,6 @@ def grade(schema: dict[str, Any], output: str, **options: Any) -> GraderResult:
     ctx = GradingContext(case_id="c", output=output, threshold=0.8)
     result: GraderResult = asyncio.run(grader.grade(ctx))
     return result
-
-
-def error_of(spec: dict[str, Any]) -> str:
-    with pytest.raises(ValidationError) as info:
-        SPEC.validate_python(spec)
-    errors = info.value.errors()
-    assert len(errors) == 1, errors
-    return str(errors[0]["msg"])
 
 
 def test_valid_output_passes_with_one_passing_detail() -> None:

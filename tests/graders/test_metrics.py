@@ -11,16 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 from tests.conftest import write
+from tests.graders._grading import SPEC
 
 from assay import EvalConfig, evaluate
 from assay.config import load_suite
-from assay.graders import ExecutionMetrics, GraderSpec, GradingContext
+from assay.graders import ExecutionMetrics, GradingContext
 from assay.graders.metrics import count_llm_calls
 from assay.results import Detail, GraderResult, Message, TargetOutput, TokenUsage, ToolCall
-
-SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
 
 RUN = TargetOutput(
     output="Your refund is on its way.",

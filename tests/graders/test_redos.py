@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
+from tests.graders._grading import SPEC
 
-from assay.graders import GraderSpec, GradingContext
+from assay.graders import GradingContext
 from assay.results import GraderResult
 
-SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
 SIZE = 100_000
 
 CORPUS = [

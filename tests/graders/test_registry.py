@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
+from tests.graders._grading import SPEC
 
 from assay.graders import (
     BUILTIN_GRADERS,
@@ -22,7 +23,6 @@ from assay.graders import (
     FieldAccuracy,
     Format,
     Grader,
-    GraderSpec,
     IContains,
     IsJson,
     JsonSchema,
@@ -35,8 +35,6 @@ from assay.graders import (
     Tone,
     ToolTrajectory,
 )
-
-SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
 
 EXPECTED = {
     "equals": Equals,

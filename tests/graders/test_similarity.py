@@ -8,16 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
 from tests.conftest import write
+from tests.graders._grading import SPEC, error_of
 
 from assay import EvalConfig, evaluate
 from assay.config import load_suite
 from assay.errors import ConfigError
-from assay.graders import GraderSpec, GradingContext
+from assay.graders import GradingContext
 from assay.results import Detail, GraderResult
-
-SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
 
 REFERENCE = "The refund is accepted within thirty days."
 ANSWER = "Refunds are accepted within 30 days."
@@ -30,14 +28,6 @@ def grade(
     ctx = GradingContext(case_id="c", output=output, threshold=threshold, expected_output=expected)
     result: GraderResult = asyncio.run(grader.grade(ctx))
     return result
-
-
-def error_of(spec: dict[str, Any]) -> str:
-    with pytest.raises(ValidationError) as info:
-        SPEC.validate_python(spec)
-    errors = info.value.errors()
-    assert len(errors) == 1, errors
-    return str(errors[0]["msg"])
 
 
 # --- similarity -------------------------------------------------------------------------------

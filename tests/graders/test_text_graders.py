@@ -6,12 +6,11 @@ import asyncio
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
+from tests.graders._grading import SPEC
 
-from assay.graders import GraderSpec, GradingContext
+from assay.graders import GradingContext
 from assay.results import Detail, GraderResult
-
-SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
 
 
 def grade(

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
 from tests.conftest import write
+from tests.graders._grading import SPEC, error_of
 
 from assay import EvalConfig, evaluate
-from assay.graders import GraderSpec, GradingContext, tone
+from assay.graders import GradingContext, tone
 from assay.graders.tone import (
     ASSERTIVENESS,
     FORMALITY,
@@ -27,8 +27,6 @@ from assay.graders.tone import (
     features,
 )
 from assay.results import Detail, GraderResult
-
-SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
 
 
 def grade(profile: dict[str, Any], output: str, **options: Any) -> GraderResult:
@@ -42,14 +40,6 @@ def only(result: GraderResult) -> tuple[float | None, Detail]:
     assert result.error is None
     assert len(result.details) == 1
     return result.score, result.details[0]
-
-
-def error_of(spec: dict[str, Any]) -> str:
-    with pytest.raises(ValidationError) as info:
-        SPEC.validate_python(spec)
-    errors = info.value.errors()
-    assert len(errors) == 1, errors
-    return str(errors[0]["msg"])
 
 
 def sentences(count: int, words: int = 10) -> str:

@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 from tests.conftest import write
+from tests.graders._grading import SPEC
 
 from assay import EvalConfig, evaluate
-from assay.graders import GraderSpec, GradingContext
+from assay.graders import GradingContext
 from assay.results import JSON, Detail, GraderResult, TargetOutput, ToolCall
-
-SPEC: TypeAdapter[Any] = TypeAdapter(GraderSpec)
 
 
 def call(tool: str, ms: float | None = None, **args: JSON) -> ToolCall:
