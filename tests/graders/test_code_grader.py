@@ -495,7 +495,7 @@ def test_a_module_that_fails_to_import_is_rejected(
         ),
         (
             {"command": []},
-            "Value error, the command is empty; give the program to run, e.g. [python, g.py]",
+            "Value error, the command is empty; give the program to run, e.g. [python, run.py]",
         ),
         (
             {"command": "'unclosed"},

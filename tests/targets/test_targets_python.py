@@ -222,7 +222,7 @@ def test_the_error_kind_is_the_exception_type(agent: str, tmp_path: Path) -> Non
     [
         ("{agent}:ech", "'{agent}' has no attribute 'ech'. Did you mean 'echo'?"),
         ("{agent}:Agent.ask", "'{agent}:Agent' has no attribute 'ask'."),
-        ("{agent}:NOT_A_FUNCTION", "'{agent}:NOT_A_FUNCTION' is not callable (it is of type int)"),
+        ("{agent}:NOT_A_FUNCTION", "'{agent}:NOT_A_FUNCTION' is not callable (its type is int)"),
     ],
 )
 def test_a_bad_attribute_is_a_usage_error(
@@ -242,7 +242,7 @@ def test_a_missing_module_is_a_usage_error_saying_where_it_looked(
         asyncio.run(_target("assay_no_such_module:answer").setup(tmp_path))
     assert str(caught.value) == (
         "python target 'assay_no_such_module:answer': cannot import module "
-        "'assay_no_such_module': No module named 'assay_no_such_module'. "
+        "'assay_no_such_module' (No module named 'assay_no_such_module'). "
         f"Searched {tmp_path} and the installed packages; "
         "add the module's directory to `python_path`."
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import importlib
 import inspect
 import json
 import math
@@ -27,6 +26,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from assay._references import UnresolvedReference, resolve_reference, split_command
 from assay._strict_model import suggest
 from assay.errors import GraderError
 from assay.graders._base import Grader, GradingContext, Measurement
@@ -57,28 +57,11 @@ def _import_function(reference: str) -> UserFunction:
     """Import `module:qualname`; the error says what is missing and how to make it importable."""
     if reference in _functions:
         return _functions[reference]
-    module_name, _, qualname = reference.partition(":")
     try:
-        found: object = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise ValueError(
-            f"cannot import module '{module_name}' ({exc}); install its package or add its "
-            "directory to PYTHONPATH"
-        ) from None
-    except Exception as exc:
-        raise ValueError(
-            f"importing module '{module_name}' failed: {type(exc).__name__}: {exc}"
-        ) from None
-    owner = module_name
-    for attribute in qualname.split("."):
-        if not hasattr(found, attribute):
-            public = {name for name in dir(found) if not name.startswith("_")}
-            hint = suggest(attribute, public)
-            raise ValueError(f"'{owner}' has no attribute '{attribute}'.{hint}")
-        found = getattr(found, attribute)
-        owner = f"{owner}.{attribute}" if ":" in owner else f"{owner}:{attribute}"
-    if not callable(found):
-        raise ValueError(f"'{reference}' is not callable (its type is {type(found).__name__})")
+        found = resolve_reference(reference)
+    except UnresolvedReference as exc:
+        fix = "; install its package or add its directory to PYTHONPATH"
+        raise ValueError(f"{exc}{fix}" if exc.module_missing else str(exc)) from None
     _functions[reference] = found
     return found
 
@@ -271,8 +254,9 @@ class CodeGrader(Grader):
     @field_validator("command")
     @classmethod
     def _check_command(cls, value: list[str] | str | None) -> list[str] | str | None:
-        if value is None:
-            return value
+        if value is not None:
+            split_command(value)
+        return value
         try:
             argv = shlex.split(value) if isinstance(value, str) else value
         except ValueError as exc:
@@ -312,7 +296,7 @@ class CodeGrader(Grader):
     def argv(self) -> list[str]:
         """The command as an argument list."""
         assert self.command is not None
-        return shlex.split(self.command) if isinstance(self.command, str) else list(self.command)
+        return split_command(self.command)
 
     async def measure(self, ctx: GradingContext) -> Measurement:
         payload = context_mapping(ctx)

@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
+from assay._references import split_command
 from assay.errors import TargetError, UsageError
 from assay.results import TargetOutput
 from assay.targets._base import Target, TargetRequest
@@ -51,18 +52,13 @@ class CommandTarget(Target):
     @field_validator("command")
     @classmethod
     def _check_command(cls, value: list[str] | str) -> list[str] | str:
-        try:
-            argv = shlex.split(value) if isinstance(value, str) else value
-        except ValueError as exc:
-            raise ValueError(f"cannot split the command string: {exc}") from None
-        if not argv or not argv[0]:
-            raise ValueError("the command is empty; give the program to run")
+        split_command(value)
         return value
 
     @property
     def argv(self) -> list[str]:
         """The command as an argument list, placeholders not yet substituted."""
-        return shlex.split(self.command) if isinstance(self.command, str) else list(self.command)
+        return split_command(self.command)
 
     def describe(self) -> str:
         """The command line as written, or the argument list joined with shell quoting."""

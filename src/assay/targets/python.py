@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from assay._strict_model import suggest
+from assay._references import UnresolvedReference, resolve_reference
 from assay.errors import TargetError, UsageError
 from assay.results import JSON, TargetOutput
 from assay.targets._base import Target, TargetRequest
@@ -106,7 +106,6 @@ class PythonTarget(Target):
         return _imported[key]
 
     def _import(self, base_dir: Path) -> UserFunction:
-        module_name, _, qualname = self.function.partition(":")
         where = f"python target '{self.function}'"
         search = [(base_dir / entry).resolve() for entry in self.python_path] + [base_dir.resolve()]
         for directory in reversed(search):
@@ -115,26 +114,12 @@ class PythonTarget(Target):
         # Finders cache directory listings; a module written since the last import must be seen.
         importlib.invalidate_caches()
         try:
-            target: object = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
+            target = resolve_reference(self.function)
+        except UnresolvedReference as exc:
             searched = ", ".join(str(d) for d in search)
-            raise UsageError(
-                f"{where}: cannot import module '{module_name}': {exc}. Searched {searched} "
-                "and the installed packages; add the module's directory to `python_path`."
-            ) from exc
-        except Exception as exc:
-            raise UsageError(
-                f"{where}: importing module '{module_name}' failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        owner = module_name
-        for attribute in qualname.split("."):
-            if not hasattr(target, attribute):
-                public = {name for name in dir(target) if not name.startswith("_")}
-                hint = suggest(attribute, public)
-                raise UsageError(f"{where}: '{owner}' has no attribute '{attribute}'.{hint}")
-            target = getattr(target, attribute)
-            owner = f"{owner}.{attribute}" if owner != module_name else f"{owner}:{attribute}"
-        if not callable(target):
-            kind = type(target).__name__
-            raise UsageError(f"{where}: '{self.function}' is not callable (it is of type {kind})")
+            fix = (
+                f". Searched {searched} and the installed packages; add the module's directory "
+                "to `python_path`."
+            )
+            raise UsageError(f"{where}: {exc}{fix if exc.module_missing else ''}") from exc
         return target
