@@ -25,7 +25,7 @@ __all__ = ["LINGER_S", "MAX_BATCH", "MAX_PENDING", "GroupWriter"]
 
 MAX_BATCH = 256
 """Most results in one transaction."""
-MAX_PENDING = 1024
+MAX_PENDING = 512
 """Most results handed over but not yet committed; `write` waits beyond this."""
 LINGER_S = 0.01
 """How long a commit waits for more results when fewer than a batch are queued.
