@@ -88,3 +88,16 @@ def test_is_json_takes_no_value() -> None:
     with pytest.raises(ValidationError) as info:
         SPEC.validate_python({"type": "is-json", "value": "x"})
     assert info.value.errors()[0]["type"] == "unknown_key"
+
+
+@pytest.mark.parametrize("output", ['{"name": "Zoë", "city": "東京"}', '["👋", "\\u00e9"]'])
+def test_unicode_json_is_valid(output: str) -> None:
+    assert grade({"type": "is-json"}, output).score == 1.0
+
+
+def test_a_huge_json_output_is_checked_whole() -> None:
+    output = "[" + ",".join(['{"id": 1, "ok": true}'] * 50_000) + ",]"  # 1 MB, broken at the end
+    result = grade({"type": "is-json"}, output)
+    assert result.score == 0.0
+    assert result.details[0].message == f"line 1 column {len(output)}: Expecting value"
+    assert result.details[0].actual is not None and len(result.details[0].actual) == 80

@@ -466,3 +466,33 @@ def test_detail_expected_of_a_long_value_is_truncated_and_messages_use_60() -> N
 def test_detail_of_a_long_regex_match_is_truncated() -> None:
     result = grade({"type": "regex", "value": "b+"}, "a" + "b" * 300)
     assert result.details[0].actual == "b" * 79 + "…"
+
+
+# ---- unicode ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "output", "score"),
+    [
+        ({"type": "contains", "value": "café"}, "Un café, s'il vous plaît", 1.0),
+        ({"type": "contains", "value": "cafe"}, "Un café, s'il vous plaît", 0.0),
+        ({"type": "icontains", "value": "STRASSE"}, "Hauptstraße 5", 1.0),  # casefold: ß → ss
+        ({"type": "starts-with", "value": "👋"}, "👋 hello", 1.0),
+        ({"type": "ends-with", "value": "日本"}, "ようこそ日本", 1.0),
+        ({"type": "regex", "value": r"\p{Han}{2}"}, "ようこそ日本", 1.0),
+        # RE2's \w is ASCII-only (documented): letters beyond ASCII need \pL
+        ({"type": "regex", "value": r"\w+", "full_match": True}, "naïve", 0.0),
+        ({"type": "regex", "value": r"\pL+", "full_match": True}, "naïve", 1.0),
+        ({"type": "equals", "value": "Ünïcödé"}, "Ünïcödé", 1.0),
+    ],
+)
+def test_unicode_text_is_compared_by_character(
+    spec: dict[str, Any], output: str, score: float
+) -> None:
+    result = grade(spec, output)
+    assert (result.score, result.error) == (score, None)
+
+
+def test_a_regex_match_detail_shows_the_unicode_match() -> None:
+    result = grade({"type": "regex", "value": r"\d+ jours"}, "Remboursé sous 30 jours — merci")
+    assert [(d.check, d.passed, d.actual) for d in result.details] == [("regex", True, "30 jours")]
