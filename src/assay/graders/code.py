@@ -18,7 +18,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from assay._processes import exit_reason, kill_group
 from assay._references import UnresolvedReference, resolve_reference, split_command
 from assay._strict_model import suggest
 from assay.errors import GraderError
@@ -172,12 +172,6 @@ def measurement_from_reply(reply: object, source: str) -> Measurement:
         raise GraderError(f"invalid reply from {source}: {exc}") from None
 
 
-def _kill_group(pid: int) -> None:
-    """Kill the command and everything it started (it leads its own process group)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
 async def _read(stream: asyncio.StreamReader | None, sink: bytearray, cap: int | None) -> None:
     """Read to EOF; past `cap` bytes raise, without a cap keep only the last 4 KB."""
     assert stream is not None
@@ -195,7 +189,7 @@ async def _stop(process: asyncio.subprocess.Process, io: Sequence[asyncio.Future
         task.cancel()
     await asyncio.gather(*io, return_exceptions=True)
     if process.returncode is None:
-        _kill_group(process.pid)
+        kill_group(process.pid)
     # Reading the pipes to their end is what lets asyncio close their transports.
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(process.communicate(), _KILL_GRACE_S)
@@ -387,13 +381,7 @@ class CodeGrader(Grader):
         return bytes(stdout), bytes(stderr)
 
     def _exit_message(self, source: str, returncode: int | None, stderr: bytes) -> str:
-        if returncode is not None and returncode < 0:
-            try:
-                why = f"was killed by {signal.Signals(-returncode).name}"
-            except ValueError:
-                why = f"was killed by signal {-returncode}"
-        else:
-            why = f"exited with code {returncode}"
+        why = exit_reason(returncode)
         text = stderr.decode("utf-8", errors="replace")
         if self.memory_mb is not None and any(m in text for m in _OUT_OF_MEMORY):
             why += f" after running out of memory (memory_mb: {self.memory_mb})"

@@ -8,8 +8,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
+from assay._processes import exit_reason, kill_group
 from assay._references import split_command
 from assay.errors import TargetError, UsageError
 from assay.results import TargetOutput
@@ -156,7 +155,7 @@ class CommandTarget(Target):
         finally:
             # Also on cancellation by the runner: never leave the command running.
             if process.returncode is None:
-                _kill_group(process.pid)
+                kill_group(process.pid)
                 await process.communicate()
         if process.returncode != 0:
             raise TargetError(_exit_message(argv[0], process.returncode, stderr))
@@ -180,24 +179,8 @@ def _where(program: str, cwd: Path) -> str:
     return f" in {cwd}" if _is_path(program) else " on PATH"
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        if sys.platform == "win32":
-            os.kill(pid, signal.SIGTERM)
-        else:
-            os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def _exit_message(program: str, returncode: int | None, stderr: bytes) -> str:
-    if returncode is not None and returncode < 0:
-        try:
-            why = f"was killed by {signal.Signals(-returncode).name}"
-        except ValueError:
-            why = f"was killed by signal {-returncode}"
-    else:
-        why = f"exited with code {returncode}"
+    why = exit_reason(returncode)
     lines = stderr.decode("utf-8", errors="replace").rstrip().splitlines()
     if not lines:
         return f"command '{program}' {why} (no stderr)"
