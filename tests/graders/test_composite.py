@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
-from tests.graders._grading import SPEC
+from tests.graders._grading import SPEC, grade
 
-from assay.graders import Composite, GradingContext
-from assay.results import Detail, GraderResult
+from assay.graders import Composite
+from assay.results import Detail
 from assay.scoring import Minimum, WeightedAverage
-
-
-def grade(spec: dict[str, Any], output: str, *, threshold: float = 0.8) -> GraderResult:
-    grader = SPEC.validate_python(spec)
-    ctx = GradingContext(case_id="c", output=output, threshold=threshold)
-    result: GraderResult = asyncio.run(grader.grade(ctx))
-    return result
 
 
 def has(value: str, **options: Any) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Sequence
@@ -12,12 +11,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 from tests.conftest import write
-from tests.graders._grading import SPEC
+from tests.graders._grading import SPEC, load_errors
+from tests.graders._grading import grade as grade_spec
 
 from assay import EvalConfig, evaluate
-from assay.config import load_suite
-from assay.errors import ConfigError
-from assay.graders import GradingContext, factuality
+from assay.graders import factuality
 from assay.graders.factuality import ClaimLabel, ClaimLabeller, label_shallow, split_sentences
 from assay.results import Detail, GraderResult
 
@@ -32,16 +30,8 @@ def grade(
     context: Sequence[str] = (),
     **options: Any,
 ) -> GraderResult:
-    grader = SPEC.validate_python({"type": "factuality", **options})
-    ctx = GradingContext(
-        case_id="c",
-        output=output,
-        threshold=0.8,
-        expected_output=expected,
-        context=tuple(context),
-    )
-    result: GraderResult = asyncio.run(grader.grade(ctx))
-    return result
+    spec = {"type": "factuality", **options}
+    return grade_spec(spec, output, expected=expected, context=tuple(context))
 
 
 def claims(result: GraderResult) -> list[tuple[str, bool, str | None]]:
@@ -473,12 +463,7 @@ def test_options_are_validated(spec: dict[str, Any], message: str) -> None:
 
 
 def _load_errors(tmp_path: Path, tests: str) -> list[str]:
-    path = write(
-        tmp_path / "s.eval.yaml", "name: s\ntarget: {type: fake, default: ok}\ntests:\n" + tests
-    )
-    with pytest.raises(ConfigError) as info:
-        load_suite(path)
-    return [str(issue) for issue in info.value.issues]
+    return load_errors(tmp_path, "tests:\n" + tests)
 
 
 JSON_MODE = "{type: factuality, mode: json_structural}"

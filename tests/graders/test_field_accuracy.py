@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
@@ -11,22 +10,18 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 from tests.conftest import write
-from tests.graders._grading import SPEC
+from tests.graders._grading import SPEC, load_errors
+from tests.graders._grading import grade as grade_spec
 
 from assay import EvalConfig, evaluate
-from assay.config import load_suite
-from assay.errors import ConfigError
-from assay.graders import GradingContext
 from assay.results import Detail, GraderResult
 
 
 def grade(
     fields: list[dict[str, Any]], output: str, *, expected: Any = None, **options: Any
 ) -> GraderResult:
-    grader = SPEC.validate_python({"type": "field-accuracy", "fields": fields, **options})
-    ctx = GradingContext(case_id="c", output=output, threshold=0.8, expected_output=expected)
-    result: GraderResult = asyncio.run(grader.grade(ctx))
-    return result
+    spec = {"type": "field-accuracy", "fields": fields, **options}
+    return grade_spec(spec, output, expected=expected)
 
 
 def one(field: dict[str, Any], output: Any, expected: Any) -> GraderResult:
@@ -477,15 +472,8 @@ def test_bad_configs_are_rejected_with_a_fix(spec: dict[str, Any], message: str)
 # --- the suite loader and a run ----------------------------------------------------------------
 
 
-def _load_errors(tmp_path: Path, body: str) -> list[str]:
-    path = write(tmp_path / "s.eval.yaml", "name: s\ntarget: {type: fake, default: ok}\n" + body)
-    with pytest.raises(ConfigError) as info:
-        load_suite(path)
-    return [str(issue) for issue in info.value.issues]
-
-
 def test_missing_expected_values_are_reported_when_the_suite_loads(tmp_path: Path) -> None:
-    errors = _load_errors(
+    errors = load_errors(
         tmp_path,
         "assertions: [{type: field-accuracy, fields: [{path: $.total}]}]\n"
         "tests:\n"
@@ -505,7 +493,7 @@ def test_missing_expected_values_are_reported_when_the_suite_loads(tmp_path: Pat
 
 
 def test_a_bad_path_is_located_when_the_suite_loads(tmp_path: Path) -> None:
-    errors = _load_errors(
+    errors = load_errors(
         tmp_path,
         "tests:\n  - id: a\n    input: hi\n"
         "    assertions: [{type: field-accuracy, fields: [{path: '$.a[', expected: 1}]}]\n",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -10,12 +9,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 from tests.conftest import write
-from tests.graders._grading import SPEC, error_of
+from tests.graders._grading import SPEC, error_of, load_errors
+from tests.graders._grading import grade as grade_spec
 
 from assay import EvalConfig, evaluate
 from assay.config import load_suite
-from assay.errors import ConfigError
-from assay.graders import GradingContext
 from assay.graders.format import markdown_problems
 from assay.results import Detail, GraderResult
 
@@ -23,10 +21,7 @@ from assay.results import Detail, GraderResult
 def grade(
     checks: dict[str, Any], output: str, *, expected: Any = None, **options: Any
 ) -> GraderResult:
-    grader = SPEC.validate_python({"type": "format", "checks": checks, **options})
-    ctx = GradingContext(case_id="c", output=output, threshold=0.8, expected_output=expected)
-    result: GraderResult = asyncio.run(grader.grade(ctx))
-    return result
+    return grade_spec({"type": "format", "checks": checks, **options}, output, expected=expected)
 
 
 # --- length -------------------------------------------------------------------------------------
@@ -503,15 +498,8 @@ def test_a_suite_through_evaluate(tmp_path: Path) -> None:
     assert data.grader_results[0].details[1].message == "$: 'note' is a required property"
 
 
-def _load_errors(tmp_path: Path, body: str) -> list[str]:
-    path = write(tmp_path / "s.eval.yaml", "name: s\ntarget: {type: fake, default: ok}\n" + body)
-    with pytest.raises(ConfigError) as info:
-        load_suite(path)
-    return [str(issue) for issue in info.value.issues]
-
-
 def test_length_without_expected_output_fails_when_the_suite_loads(tmp_path: Path) -> None:
-    errors = _load_errors(
+    errors = load_errors(
         tmp_path,
         "tests:\n  - id: a\n    input: hi\n"
         "    assertions: [{type: format, checks: {length: {tolerance: 0.1}}}]\n",
@@ -523,7 +511,7 @@ def test_length_without_expected_output_fails_when_the_suite_loads(tmp_path: Pat
 
 
 def test_inferred_schema_needs_a_json_expected_output_when_the_suite_loads(tmp_path: Path) -> None:
-    errors = _load_errors(
+    errors = load_errors(
         tmp_path,
         "assertions: [{type: format, checks: {json_schema: true}}]\n"
         "tests:\n  - {id: a, input: hi}\n  - {id: b, input: hi, expected_output: 'not json'}\n"

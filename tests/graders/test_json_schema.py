@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
@@ -12,9 +11,9 @@ import pytest
 from pydantic import ValidationError
 from tests.conftest import write
 from tests.graders._grading import SPEC, error_of
+from tests.graders._grading import grade as grade_spec
 
 from assay import EvalConfig, evaluate
-from assay.graders import GradingContext
 from assay.results import Detail, GraderResult
 
 ORDER = {
@@ -32,10 +31,7 @@ ORDER = {
 
 
 def grade(schema: dict[str, Any], output: str, **options: Any) -> GraderResult:
-    grader = SPEC.validate_python({"type": "json-schema", "schema": schema, **options})
-    ctx = GradingContext(case_id="c", output=output, threshold=0.8)
-    result: GraderResult = asyncio.run(grader.grade(ctx))
-    return result
+    return grade_spec({"type": "json-schema", "schema": schema, **options}, output)
 
 
 def test_valid_output_passes_with_one_passing_detail() -> None:

@@ -6,7 +6,6 @@ value the target did not report is a grader error, never a pass or a 0.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 from pydantic import ValidationError
 from tests.conftest import write
 from tests.graders._grading import SPEC
+from tests.graders._grading import grade as grade_spec
 
 from assay import EvalConfig, evaluate
 from assay.config import load_suite
@@ -41,16 +41,7 @@ RUN = TargetOutput(
 def grade(
     spec: dict[str, Any], run: TargetOutput | None = RUN, *, given: Any = None
 ) -> GraderResult:
-    grader = SPEC.validate_python(spec)
-    ctx = GradingContext(
-        case_id="c",
-        output=run.output if run else "",
-        threshold=0.8,
-        input=given,
-        target_output=run,
-    )
-    result: GraderResult = asyncio.run(grader.grade(ctx))
-    return result
+    return grade_spec(spec, run.output if run else "", input=given, target_output=run)
 
 
 def error_of(spec: dict[str, Any]) -> str:

@@ -2,32 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.conftest import write
-from tests.graders._grading import SPEC, error_of
+from tests.graders._grading import error_of, grade, load_errors
 
 from assay import EvalConfig, evaluate
-from assay.config import load_suite
-from assay.errors import ConfigError
-from assay.graders import GradingContext
-from assay.results import Detail, GraderResult
+from assay.results import Detail
 
 REFERENCE = "The refund is accepted within thirty days."
 ANSWER = "Refunds are accepted within 30 days."
-
-
-def grade(
-    spec: dict[str, Any], output: str, *, expected: Any = None, threshold: float = 0.8
-) -> GraderResult:
-    grader = SPEC.validate_python(spec)
-    ctx = GradingContext(case_id="c", output=output, threshold=threshold, expected_output=expected)
-    result: GraderResult = asyncio.run(grader.grade(ctx))
-    return result
 
 
 # --- similarity -------------------------------------------------------------------------------
@@ -300,15 +287,8 @@ def test_bad_rouge_configs_are_rejected(spec: dict[str, Any], message: str) -> N
 # --- the suite loader and a run ----------------------------------------------------------------
 
 
-def _load_errors(tmp_path: Path, body: str) -> list[str]:
-    path = write(tmp_path / "s.eval.yaml", "name: s\ntarget: {type: fake, default: ok}\n" + body)
-    with pytest.raises(ConfigError) as info:
-        load_suite(path)
-    return [str(issue) for issue in info.value.issues]
-
-
 def test_a_missing_or_unreadable_reference_fails_when_the_suite_loads(tmp_path: Path) -> None:
-    errors = _load_errors(
+    errors = load_errors(
         tmp_path,
         "assertions: [{type: similarity}, {type: rouge}]\n"
         "tests:\n"

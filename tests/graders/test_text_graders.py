@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
-from tests.graders._grading import SPEC
+from tests.graders._grading import SPEC, grade
 
-from assay.graders import GradingContext
 from assay.results import Detail, GraderResult
-
-
-def grade(
-    spec: dict[str, Any], output: str, *, expected: Any = None, threshold: float = 0.8
-) -> GraderResult:
-    """Validate `spec` the way a suite does, then grade one output."""
-    grader = SPEC.validate_python(spec)
-    ctx = GradingContext(case_id="c", output=output, threshold=threshold, expected_output=expected)
-    result: GraderResult = asyncio.run(grader.grade(ctx))
-    return result
 
 
 def passed(result: GraderResult) -> None:

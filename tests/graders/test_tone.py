@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import math
 import os
@@ -14,9 +13,10 @@ from typing import Any
 import pytest
 from tests.conftest import write
 from tests.graders._grading import SPEC, error_of
+from tests.graders._grading import grade as grade_spec
 
 from assay import EvalConfig, evaluate
-from assay.graders import GradingContext, tone
+from assay.graders import tone
 from assay.graders.tone import (
     ASSERTIVENESS,
     FORMALITY,
@@ -30,10 +30,7 @@ from assay.results import Detail, GraderResult
 
 
 def grade(profile: dict[str, Any], output: str, **options: Any) -> GraderResult:
-    grader = SPEC.validate_python({"type": "tone", "profile": profile, **options})
-    ctx = GradingContext(case_id="c", output=output, threshold=0.8)
-    result: GraderResult = asyncio.run(grader.grade(ctx))
-    return result
+    return grade_spec({"type": "tone", "profile": profile, **options}, output)
 
 
 def only(result: GraderResult) -> tuple[float | None, Detail]:

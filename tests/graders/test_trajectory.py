@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +9,9 @@ import pytest
 from pydantic import ValidationError
 from tests.conftest import write
 from tests.graders._grading import SPEC
+from tests.graders._grading import grade as grade_spec
 
 from assay import EvalConfig, evaluate
-from assay.graders import GradingContext
 from assay.results import JSON, Detail, GraderResult, TargetOutput, ToolCall
 
 
@@ -28,16 +27,13 @@ def grade(
     threshold: float = 0.8,
     output: str = "done",
 ) -> GraderResult:
-    grader = SPEC.validate_python({"type": "tool-trajectory", **spec})
-    ctx = GradingContext(
-        case_id="c",
-        output=output,
+    return grade_spec(
+        {"type": "tool-trajectory", **spec},
+        output,
         threshold=threshold,
         target_output=TargetOutput(output=output, tool_calls=calls),
         expected_tool_calls=expected_tool_calls,
     )
-    result: GraderResult = asyncio.run(grader.grade(ctx))
-    return result
 
 
 def summary(result: GraderResult) -> list[tuple[str, bool, str]]:
