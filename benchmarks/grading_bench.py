@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-ASSAY = str(Path(sys.executable).with_name("assay"))
+from _timing import time_assay_run
 
 GRADERS = [
     {"type": "contains", "value": "refund"},
@@ -53,20 +49,7 @@ def run_once(cases: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         suite = write_suite(directory, cases)
-        started = time.perf_counter()
-        proc = subprocess.Popen(
-            [ASSAY, "run", str(suite), "--no-cache", "--db", str(directory / "runs.db")],
-            cwd=directory,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        code = os.waitstatus_to_exitcode(status)
-        if code not in (0, 1):  # 1: some cases fail by design (the 45-day replies)
-            assert proc.stderr is not None
-            raise RuntimeError(f"assay run failed ({code}): {proc.stderr.read().decode()}")
-        return wall, usage.ru_maxrss / 1024.0
+        return time_assay_run(suite, directory)
 
 
 def main() -> None:

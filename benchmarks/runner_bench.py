@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ASSAY = str(Path(sys.executable).with_name("assay"))
+from _timing import time_assay_run
 
 
 @dataclass
@@ -88,20 +86,8 @@ def run_once(cases: int, latency_ms: float, concurrency: int) -> Result:
         with tempfile.TemporaryDirectory() as tmp:
             directory = Path(tmp)
             suite = write_suite(directory, base_url, cases, concurrency)
-            started = time.perf_counter()
-            proc = subprocess.Popen(
-                [ASSAY, "run", str(suite), "--no-cache", "--db", str(directory / "runs.db")],
-                cwd=directory,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-            )
-            _, status, usage = os.wait4(proc.pid, 0)
-            wall = time.perf_counter() - started
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            if proc.returncode != 0:
-                assert proc.stderr is not None
-                raise RuntimeError(f"assay run failed ({proc.returncode}): {proc.stderr.read()}")
-            return Result(cases, latency_ms, concurrency, wall, usage.ru_maxrss / 1024.0)
+            wall, rss = time_assay_run(suite, directory)
+            return Result(cases, latency_ms, concurrency, wall, rss)
     finally:
         server.terminate()
         server.wait()
