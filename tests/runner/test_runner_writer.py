@@ -78,3 +78,26 @@ def test_a_failed_commit_is_raised_and_its_results_are_not_reported() -> None:
     asyncio.run(main())
     assert committed == []
     assert sink.batches == []
+
+
+def test_results_arriving_within_the_linger_share_one_commit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The sink is instant, so nothing queues behind a slow commit: only the writer's short
+    # wait for company can put results handed over a few milliseconds apart in one batch.
+    monkeypatch.setattr(_writer, "LINGER_S", 0.2)  # wide, so a slow machine cannot split it
+    batches: list[list[str]] = []
+
+    class InstantSink:
+        def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
+            batches.append([r.case_id for r in results])
+
+    async def main() -> None:
+        writer = GroupWriter(InstantSink(), "run-1", lambda rs: None)
+        for i in range(5):
+            await writer.write(_case(i))
+            await asyncio.sleep(0.001)
+        await writer.close()
+
+    asyncio.run(main())
+    assert batches == [[f"c{i}" for i in range(5)]]
