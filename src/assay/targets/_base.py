@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar, cast
 
 from assay._strict_model import StrictModel
 from assay.results import JSON, Message, TargetOutput
 
 __all__ = ["Target", "TargetRequest"]
+
+_State = TypeVar("_State")
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,17 @@ class Target(StrictModel, ABC):
     def describe(self) -> str:
         """A one-line description stored with the run."""
         return self.type
+
+    def run_state(self, name: str, kind: builtins.type[_State]) -> _State:
+        """The private attribute `name` (run state: a client, a counter, a recording).
+
+        Read from pydantic's private dict: `self._name` goes through a `__getattr__` that raises
+        and catches an AttributeError, ~10 µs on every call of the system under test. `kind` is
+        the attribute's class, for the type checker.
+        """
+        private = self.__pydantic_private__
+        assert private is not None
+        return cast(_State, private[name])
 
     async def setup(self, base_dir: Path) -> None:
         """Prepare once before the first case (import a module, check a command); default none."""

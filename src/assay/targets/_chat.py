@@ -238,7 +238,7 @@ class ChatModelTarget(Target):
                 connections and malformed replies; `rate_limited` with `retry_after_s` for 429),
                 or a tool call has no fixture, or the model never stopped calling tools.
         """
-        client = self._client.value
+        client = self.run_state("_client", _Slot).value
         if client is None:
             raise RuntimeError(f"{self.provider} target: call setup() before call()")
         started = time.perf_counter()

@@ -88,7 +88,7 @@ class FakeTarget(Target):
                 and there is no `default`.
         """
         # Taken before any await, so concurrent calls get consecutive list entries.
-        index = self._calls.take()
+        index = self.run_state("_calls", _CallCounter).take()
         reply = self._pick(request.prompt, index)
         if self.delay_ms:
             await asyncio.sleep(self.delay_ms / 1000)

@@ -194,7 +194,7 @@ class HttpTarget(Target):
         url = self._render_url(request)
         body = self._render_body(request)
         started = time.perf_counter()
-        session = self._client.session
+        session = self.run_state("_client", _Client).session
         if session is not None and not session.closed:
             reply = await self._send(session, url, body)
         else:

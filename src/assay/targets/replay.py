@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal
 
 from pydantic import PrivateAttr, field_validator
 
@@ -80,11 +80,7 @@ class ReplayTarget(Target):
         Raises:
             TargetError: Nothing is recorded for the test id (not retryable).
         """
-        # The private dict directly: pydantic resolves `self._recording` through a __getattr__
-        # that raises and catches an AttributeError, ~10 µs on every case.
-        private = self.__pydantic_private__
-        assert private is not None
-        outputs = cast(_Recording, private["_recording"]).outputs
+        outputs = self.run_state("_recording", _Recording).outputs
         if outputs is None:
             outputs = self._load(request.base_dir)
         for key in ((request.case_id, request.repeat_index), (request.case_id, 0)):
