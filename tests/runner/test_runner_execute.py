@@ -499,16 +499,19 @@ def test_cancelling_a_run_keeps_the_finished_results(agent: ModuleType, tmp_path
 
 
 class _FailingSink(RecordingSink):
-    def add_case_result(self, run_id: str, result: CaseResult) -> None:
-        if result.case_id == "c":
+    """Refuses any batch holding case `c`, all or nothing, as a store's transaction would."""
+
+    def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
+        if any(result.case_id == "c" for result in results):
             raise OSError("disk full")
-        super().add_case_result(run_id, result)
+        super().add_case_results(run_id, results)
 
 
 def test_a_crash_inside_the_run_fails_it_and_surfaces_the_original_error(
     agent: ModuleType,
 ) -> None:
-    loaded = python_suite(agent, [ok_case("a"), ok_case("b"), ok_case("c"), ok_case("d")])
+    # Cases 100 ms apart, ten times the writer's linger, so each is committed on its own.
+    loaded = python_suite(agent, [ok_case(case_id, delay=0.1) for case_id in ("a", "b", "c", "d")])
     sink = _FailingSink()
     with pytest.raises(OSError) as raised:
         run(loaded, sink, concurrency=1)
