@@ -29,6 +29,8 @@ __all__ = [
     "ToolCall",
     "TurnResult",
     "Verdict",
+    "add_cost",
+    "add_usage",
 ]
 
 JSON: TypeAlias = Any
@@ -54,6 +56,26 @@ class TokenUsage(_Result):
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(input=self.input + other.input, output=self.output + other.output)
+
+    def price(self, per_1k_input: float | None, per_1k_output: float | None) -> float | None:
+        """The cost in USD at these prices per 1000 tokens; None when neither price is set."""
+        if per_1k_input is None and per_1k_output is None:
+            return None
+        return (self.input * (per_1k_input or 0.0) + self.output * (per_1k_output or 0.0)) / 1000
+
+
+def add_usage(total: TokenUsage | None, more: TokenUsage | None) -> TokenUsage | None:
+    """`total + more` where either may be absent (None: nothing was reported)."""
+    if more is None:
+        return total
+    return more if total is None else total + more
+
+
+def add_cost(total: float | None, more: float | None) -> float | None:
+    """`total + more` where either may be absent (None: no price was known)."""
+    if more is None:
+        return total
+    return (total or 0.0) + more
 
 
 class ErrorInfo(_Result):
@@ -93,6 +115,9 @@ class GraderResult(_Result):
     cost_usd: float | None = None
     judge_model: str | None = None
     """The judge model, for LLM-judged graders; None for deterministic ones."""
+    judge_prompt: str | None = None
+    """The judge prompt template as `name@version` (a hash of its text), for LLM-judged
+    graders: results judged with different wording can be told apart."""
     children: list[GraderResult] = Field(default_factory=list)
     """Member results of a composite grader."""
 
@@ -145,6 +170,8 @@ class TurnResult(_Result):
     duration_ms: float = 0.0
     error: ErrorInfo | None = None
     grader_results: list[GraderResult] = Field(default_factory=list)
+    expected_outcome_results: list[ExpectedOutcomeResult] = Field(default_factory=list)
+    """The judge's verdict on each of this turn's `expected_outcomes`."""
 
 
 class SampleResult(_Result):
@@ -159,6 +186,9 @@ class SampleResult(_Result):
     grader_results: list[GraderResult] = Field(default_factory=list)
     expected_outcome_results: list[ExpectedOutcomeResult] = Field(default_factory=list)
     turns: list[TurnResult] = Field(default_factory=list)
+    rejudged_scores: list[float | None] = Field(default_factory=list)
+    """With `execution.rejudge_borderline`: the case score of every ask of the judge, the
+    first included (None where a re-ask failed); the score is their mean."""
 
 
 class CaseResult(_Result):
@@ -186,6 +216,18 @@ class CaseResult(_Result):
     """Per-turn results of a conversation test (of the representative sample)."""
     score_ci95: tuple[float, float] | None = None
     """95% t-interval of the mean score (repeat_strategy `confidence_interval`)."""
+    rejudged_scores: list[float | None] = Field(default_factory=list)
+    """Borderline re-judging: the case score of every ask of the judge (of the representative
+    sample); empty when the case was not re-judged."""
+    judge_calls: int = 0
+    """Judged grader results (and expected-outcome judgements) behind this case, re-asks of
+    borderline re-judging included."""
+    judge_errors: int = 0
+    """How many of those ended in an error."""
+    judge_token_usage: TokenUsage | None = None
+    """Tokens the judge used for this case (kept apart from the target's `token_usage`)."""
+    judge_cost_usd: float | None = None
+    """What the judge cost for this case (kept apart from the target's `cost_usd`)."""
 
 
 class RunConfigSnapshot(BaseModel):
@@ -217,6 +259,12 @@ class RunSummary(_Result):
     cases_passed: bool = False
     passed: bool = False
     judge_error_rate: float = 0.0
+    judge_calls: int = 0
+    """Judge results over every case: the denominator of `judge_error_rate`."""
+    judge_token_usage: TokenUsage | None = None
+    """Tokens used by LLM judges (the target's are the run's `token_usage`)."""
+    judge_cost_usd: float | None = None
+    """What the LLM judges cost (the target's cost is the run's `cost_usd`)."""
 
 
 class SchedulingStats(_Result):

@@ -129,8 +129,8 @@ def test_bad_suite_name(tmp_path: Path) -> None:
 def test_nothing_to_grade(tmp_path: Path) -> None:
     errors = _errors(tmp_path, HEADER + "  - {id: a, input: hi}\n")
     assert errors == [
-        "s.eval.yaml:4 tests[0]: test 'a' has nothing to grade: add `assertions` with weight > 0 "
-        "(or suite-level `assertions`)"
+        "s.eval.yaml:4 tests[0]: test 'a' has nothing to grade: add `assertions` with weight > 0, "
+        "`expected_outcomes` (or suite-level `assertions`)"
     ]
 
 

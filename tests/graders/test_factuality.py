@@ -443,11 +443,6 @@ def test_huge_json_output() -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        (
-            {"depth": "deep"},
-            "Value error, depth: deep labels claims with the LLM judge, which is not available "
-            "yet; use depth: shallow",
-        ),
         ({"depth": "medium"}, "Input should be 'shallow' or 'deep'"),
         (
             {"mode": "loose"},

@@ -10,6 +10,7 @@ from tests.graders._grading import SPEC
 
 from assay.graders import (
     BUILTIN_GRADERS,
+    AgentJudge,
     CodeGrader,
     Composite,
     Contains,
@@ -27,8 +28,10 @@ from assay.graders import (
     IsJson,
     JsonSchema,
     Latency,
+    LlmGrader,
     Regex,
     Rouge,
+    Rubrics,
     Similarity,
     StartsWith,
     TokenUsageLimit,
@@ -59,6 +62,9 @@ EXPECTED = {
     "factuality": Factuality,
     "tone": Tone,
     "code-grader": CodeGrader,
+    "llm-grader": LlmGrader,
+    "rubrics": Rubrics,
+    "agent-judge": AgentJudge,
     "composite": Composite,
 }
 
@@ -85,6 +91,9 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "factuality": {},
     "tone": {"profile": {"formality": "formal"}},
     "code-grader": {"command": ["true"]},
+    "llm-grader": {"prompt": "Is it right?"},
+    "rubrics": {"rubrics": [{"id": "a", "outcome": "x"}]},
+    "agent-judge": {},
     "composite": {"assertions": [{"type": "is-json"}]},
 }
 

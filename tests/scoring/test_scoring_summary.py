@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from assay.results import CaseResult, ErrorInfo, GraderResult, RunSummary, Verdict
+from assay.results import CaseResult, ErrorInfo, GraderResult, RunSummary, TokenUsage, Verdict
 from assay.scoring import (
     DEFAULT_CASES_PASS_THRESHOLD,
     DEFAULT_METRICS_PASS_THRESHOLD,
+    JudgeSpend,
     SummaryBuilder,
 )
 
@@ -18,6 +19,8 @@ def case(
     verdict: Verdict,
     graders: list[GraderResult] | None = None,
 ) -> CaseResult:
+    """A case result whose judge fields are counted from its graders, as the runner does."""
+    spend = JudgeSpend().add(graders or [])
     return CaseResult(
         case_id=case_id,
         score=score,
@@ -25,6 +28,10 @@ def case(
         threshold=0.8,
         borderline=0.6,
         grader_results=graders or [],
+        judge_calls=spend.calls,
+        judge_errors=spend.errors,
+        judge_token_usage=spend.token_usage,
+        judge_cost_usd=spend.cost_usd,
     )
 
 
@@ -258,6 +265,19 @@ def test_judge_error_rate_across_cases() -> None:
         case("b", 0.9, "pass", [judged("j", ok=False)]),
     )
     assert summary.judge_error_rate == pytest.approx(1 / 3)
+
+
+def test_judge_tokens_and_cost_are_summed_apart_from_the_targets() -> None:
+    spent = judged("j").model_copy(
+        update={"token_usage": TokenUsage(input=100, output=20), "cost_usd": 0.002}
+    )
+    target_spend = {"token_usage": TokenUsage(input=5, output=5), "cost_usd": 1.0}
+    a = case("a", 0.9, "pass", [spent, judged("det", judge=None)]).model_copy(update=target_spend)
+    b = case("b", 0.9, "pass", [spent])
+    summary = summarise(a, b)
+    assert summary.judge_calls == 2
+    assert summary.judge_token_usage == TokenUsage(input=200, output=40)
+    assert summary.judge_cost_usd == pytest.approx(0.004)
 
 
 def test_no_judge_calls_is_zero_judge_error_rate() -> None:

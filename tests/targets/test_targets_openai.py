@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from assay._sdk_errors import retry_after_s
 from assay.errors import TargetError, UsageError
 from assay.results import Message, TargetOutput, TokenUsage, ToolCall
 from assay.targets import BUILTIN_TARGETS, OpenAITarget, TargetRequest, TargetSpec
 from assay.targets import openai as openai_target
-from assay.targets._chat import _retry_after_s
 from assay.testing import FakeOpenAIServer, fail_first, last_user_text, tool_outputs
 from tests.targets._calls import ask, failure, run
 
@@ -279,7 +279,7 @@ def test_a_429_without_retry_after_leaves_the_delay_to_the_runner() -> None:
 def test_retry_after_is_read_in_each_form_servers_send(
     headers: dict[str, str], expected: float | None
 ) -> None:
-    assert _retry_after_s(headers) == expected
+    assert retry_after_s(headers) == expected
 
 
 @pytest.mark.parametrize("status", ["500", "503", "408"])

@@ -49,7 +49,11 @@ class EvalConfig(BaseModel):
     store: str | Literal[False] | None = None
     """Where the run is stored: a path or URL, None for the project default, False for memory."""
     cache_mode: CacheMode = CacheMode.USE
-    """Response cache mode for model-backed targets: use, off, record or replay."""
+    """Response cache mode for model-backed targets and judges: use, off, record or replay."""
+    judge_model: str | None = None
+    """Judge model of every judged grader, exactly like `--judge-model`."""
+    judge_base_url: str | None = None
+    """Judge endpoint, exactly like `--judge-base-url`."""
 
 
 def open_cache(mode: CacheMode, path: Path = DEFAULT_CACHE_PATH) -> ResponseCache | None:
@@ -136,6 +140,8 @@ async def evaluate_async(
         concurrency=config.concurrency,
         target=config.target,
         repeat=config.repeat,
+        judge_model=config.judge_model,
+        judge_base_url=config.judge_base_url,
     )
     cache = open_cache(config.cache_mode)
     try:

@@ -31,6 +31,8 @@ _COMMANDS = {
     "run": "assay.cli.run",
     "validate": "assay.cli.validate",
     "schema": "assay.cli.schema",
+    "runs": "assay.cli.runs",
+    "compare": "assay.cli.compare",
 }
 
 

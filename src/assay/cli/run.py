@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 from typing import TYPE_CHECKING
 
 import click
@@ -15,9 +14,7 @@ if TYPE_CHECKING:
     from assay.results import RunResult
     from assay.store import Store
 
-__all__ = ["PIPE_WIDTH", "command"]
-
-PIPE_WIDTH = 120
+__all__ = ["command"]
 
 
 @click.command("run")
@@ -48,6 +45,16 @@ PIPE_WIDTH = 120
     show_default=True,
     help="use: read and fill; record: always call and refresh; replay: fail on a miss.",
 )
+@click.option(
+    "--judge-model",
+    metavar="MODEL",
+    help="Judge model of every judged grader (over suite, project and ASSAY_JUDGE_MODEL).",
+)
+@click.option(
+    "--judge-base-url",
+    metavar="URL",
+    help="Judge endpoint, e.g. http://localhost:11434/v1 (over ASSAY_JUDGE_BASE_URL).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run result (SPEC §8) as JSON.")
 def command(
     paths: tuple[str, ...],
@@ -62,6 +69,8 @@ def command(
     db: str | None,
     no_cache: bool,
     cache_mode: str,
+    judge_model: str | None,
+    judge_base_url: str | None,
     as_json: bool,
 ) -> int:
     """Run eval suites (files, or directories searched for *.eval.yaml) and report the results.
@@ -73,7 +82,7 @@ def command(
 
     from assay.api import open_cache, prepare_resume, run_plan
     from assay.cache import CacheMode
-    from assay.cli._output import print_warnings
+    from assay.cli._output import print_warnings, stdout_console
     from assay.cli._progress import RunProgress
     from assay.config import discover_suite_files, load_project, load_suite
     from assay.errors import UsageError
@@ -96,15 +105,15 @@ def command(
         tags=tags,
         exclude_tags=exclude_tags,
         cases=cases,
+        judge_model=judge_model,
+        judge_base_url=judge_base_url,
     )
     plans = [  # every suite × target is planned, so every error shows before any run
         plan_run(loaded, project, dataclasses.replace(base, target=target))
         for loaded in suites
         for target in (targets or (None,))
     ]
-    out = Console(highlight=False)
-    if not out.is_terminal and "COLUMNS" not in os.environ:
-        out.width = PIPE_WIDTH  # CI logs and files are not 80 columns wide
+    out = stdout_console()
     err = Console(stderr=True, highlight=False)
     cache = open_cache(CacheMode.OFF if no_cache else CacheMode(cache_mode))
     store = open_store(db or project.store)

@@ -9,7 +9,12 @@ __all__ = ["command"]
 
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-def command(paths: tuple[str, ...]) -> None:
+@click.option(
+    "--judge-model",
+    metavar="MODEL",
+    help="The judge `assay run --judge-model` would use (a suite needing one is valid).",
+)
+def command(paths: tuple[str, ...], judge_model: str | None) -> None:
     """Check suite files (and directories of *.eval.yaml) without running them.
 
     Every problem is reported with its file, line and YAML path; the exit code is 2 if any.
@@ -25,7 +30,7 @@ def command(paths: tuple[str, ...]) -> None:
     for path in discover_suite_files(paths):
         try:
             loaded = load_suite(path)
-            plan_run(loaded, project, RunOptions())
+            plan_run(loaded, project, RunOptions(judge_model=judge_model))
         except ConfigError as exc:
             problems += exc.issues
             continue

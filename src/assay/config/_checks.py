@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from assay.config._suite import Suite
 from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigIssue
-from assay.graders import Composite, Grader, TestFacts
+from assay.graders import Composite, Grader, JudgedGrader, Rubrics, TestFacts
 from assay.scoring import SafetyGate
 
-__all__ = ["case_graders", "check_suite"]
+__all__ = ["NEEDS_JUDGE", "case_graders", "check_suite"]
 
 
 def case_graders(suite: Suite, index: int) -> list[tuple[Grader, LocPath]]:
-    """Test `index`'s graders in run order (its own, then the suite defaults) with their paths."""
+    """Test `index`'s graders in run order (its own, its `rubrics`, then the suite defaults)
+    with their paths."""
     test = suite.tests[index]
     graders: list[tuple[Grader, LocPath]] = [
         (g, ("tests", index, "assertions", i)) for i, g in enumerate(test.assertions)
     ]
+    if test.rubrics:
+        rubric = Rubrics(type="rubrics", name="rubrics", rubrics=test.rubrics)
+        graders.append((rubric, ("tests", index, "rubrics")))
     skip = test.execution.skip_defaults if test.execution else None
     if skip is None:
         skip = suite.execution.skip_defaults
@@ -51,77 +57,122 @@ def _leaves(grader: Grader, path: LocPath) -> list[tuple[Grader, LocPath]]:
     return [(grader, path)]
 
 
-def check_suite(suite: Suite, source: SourceMap) -> list[ConfigIssue]:
-    """Cross-field problems of a validated suite, each located."""
+NEEDS_JUDGE = (
+    "needs an LLM judge and none is configured: set `judge: {model: ...}` in the suite or in "
+    "assay.yaml, pass --judge-model, or export ASSAY_JUDGE_MODEL"
+)
+"""The message of a judged grader (or expected outcomes) when the run has no judge."""
+
+_MAX_JUDGE_PLACES = 5
+
+
+def _wants_default_judge(grader: Grader) -> bool:
+    """Whether a grader needs a judge and does not name its own model."""
+    if not isinstance(grader, JudgedGrader) or not grader.requires_judge:
+        return False
+    return grader.judge is None or grader.judge.model is None
+
+
+def check_suite(
+    suite: Suite, source: SourceMap, suite_dir: Path | None = None
+) -> tuple[list[ConfigIssue], list[ConfigIssue]]:
+    """Cross-field problems of a validated suite, each located; and the places that need the
+    default judge (the first few), which are problems only if the run ends up without one."""
     issues: list[ConfigIssue] = []
+    judged: dict[LocPath, None] = {}
     first_seen: dict[str, int] = {}
     for index, test in enumerate(suite.tests):
-        path: LocPath = ("tests", index)
         if test.id in first_seen:
             first = source.locate(("tests", first_seen[test.id], "id"))
             issues.append(
                 source.issue(
-                    (*path, "id"),
+                    ("tests", index, "id"),
                     f"duplicate test id '{test.id}' (first used at {first.file}:{first.line}); "
                     "test ids must be unique within a suite",
                 )
             )
         else:
             first_seen[test.id] = index
+        issues += _check_test(suite, index, source, suite_dir, judged)
+    places = [source.issue(p, NEEDS_JUDGE) for p in list(judged)[:_MAX_JUDGE_PLACES]]
+    if len(judged) > _MAX_JUDGE_PLACES:
+        places.append(source.issue((), "more graders or expected outcomes need a judge too"))
+    return issues, places
 
-        graders = case_graders(suite, index)
-        every_turn = graders  # a turn is graded by its own graders and these, not other turns'
-        for turn_index, turn in enumerate(test.turns or []):
-            turn_graders: list[tuple[Grader, LocPath]] = [
-                (g, (*path, "turns", turn_index, "assertions", i))
-                for i, g in enumerate(turn.assertions)
-            ]
-            if not any(g.weight > 0 for g, _ in turn_graders + every_turn):
-                issues.append(
-                    source.issue(
-                        (*path, "turns", turn_index),
-                        f"turn {turn_index} of test '{test.id}' has nothing to grade: add "
-                        "`assertions` with weight > 0 to the turn, the test or the suite",
-                    )
-                )
-            graders = graders + turn_graders
-        if test.turns is None and not any(g.weight > 0 for g, _ in graders):
+
+def _check_test(
+    suite: Suite,
+    index: int,
+    source: SourceMap,
+    suite_dir: Path | None,
+    judged: dict[LocPath, None],
+) -> list[ConfigIssue]:
+    """One test's problems; records where it relies on the default judge in `judged`."""
+    test = suite.tests[index]
+    path: LocPath = ("tests", index)
+    issues: list[ConfigIssue] = []
+
+    def needs_judge(where: LocPath) -> None:
+        if len(judged) <= _MAX_JUDGE_PLACES:
+            judged[where] = None
+
+    graders = case_graders(suite, index)
+    every_turn = graders  # a turn is graded by its own graders and these, not other turns'
+    for turn_index, turn in enumerate(test.turns or []):
+        turn_graders: list[tuple[Grader, LocPath]] = [
+            (g, (*path, "turns", turn_index, "assertions", i))
+            for i, g in enumerate(turn.assertions)
+        ]
+        if turn.expected_outcomes:
+            needs_judge((*path, "turns", turn_index, "expected_outcomes"))
+        elif not any(g.weight > 0 for g, _ in turn_graders + every_turn):
             issues.append(
                 source.issue(
-                    path,
-                    f"test '{test.id}' has nothing to grade: add `assertions` with weight > 0 "
-                    "(or suite-level `assertions`)",
+                    (*path, "turns", turn_index),
+                    f"turn {turn_index} of test '{test.id}' has nothing to grade: add "
+                    "`assertions` with weight > 0 to the turn, the test or the suite",
                 )
             )
-        names = {g.display_name for g, _ in graders}
-        facts = TestFacts(
-            test_id=test.id,
-            expected_output=test.expected_output,
-            context=tuple(test.context),
-            has_expected_tool_calls=bool(test.expected_tool_calls),
+        graders = graders + turn_graders
+    if test.expected_outcomes:
+        needs_judge((*path, "expected_outcomes"))
+    elif test.turns is None and not any(g.weight > 0 for g, _ in graders):
+        issues.append(
+            source.issue(
+                path,
+                f"test '{test.id}' has nothing to grade: add `assertions` with weight > 0, "
+                "`expected_outcomes` (or suite-level `assertions`)",
+            )
         )
-        for grader, grader_path in graders:
-            issues += [
-                source.issue(where, problem)
-                for leaf, where in _leaves(grader, grader_path)
-                if (problem := leaf.problem_with_test(facts)) is not None
-            ]
-            for problem_path, message in _gate_names(grader, names, grader_path):
-                issues.append(source.issue(problem_path, message))
-        aggregator = test.execution.aggregator if test.execution else None
-        aggregator = aggregator or suite.execution.aggregator
-        if isinstance(aggregator, SafetyGate):
-            where = (
-                (*path, "execution")
-                if test.execution and test.execution.aggregator
-                else ("execution",)
+    names = {g.display_name for g, _ in graders}
+    facts = TestFacts(
+        test_id=test.id,
+        expected_output=test.expected_output,
+        context=tuple(test.context),
+        has_expected_tool_calls=bool(test.expected_tool_calls),
+        suite_dir=suite_dir,
+    )
+    for grader, grader_path in graders:
+        for leaf, where in _leaves(grader, grader_path):
+            problem = leaf.problem_with_test(facts)
+            if problem is not None:
+                issues.append(source.issue(where, problem))
+            if _wants_default_judge(leaf):
+                needs_judge(where)
+        for problem_path, message in _gate_names(grader, names, grader_path):
+            issues.append(source.issue(problem_path, message))
+    aggregator = test.execution.aggregator if test.execution else None
+    aggregator = aggregator or suite.execution.aggregator
+    if isinstance(aggregator, SafetyGate):
+        where = (
+            (*path, "execution") if test.execution and test.execution.aggregator else ("execution",)
+        )
+        issues += [
+            source.issue(
+                (*where, "aggregator", "required"),
+                f"test '{test.id}' has no grader named '{name}'",
             )
-            issues += [
-                source.issue(
-                    (*where, "aggregator", "required"),
-                    f"test '{test.id}' has no grader named '{name}'",
-                )
-                for name in aggregator.required
-                if name not in names
-            ]
+            for name in aggregator.required
+            if name not in names
+        ]
     return issues

@@ -80,6 +80,9 @@ class TestExecution(VerdictSettings):
     """Seconds the target may take for one case before the case is an error."""
     skip_defaults: bool | None = None
     """Do not append the suite-level `assertions` to this test."""
+    rejudge_borderline: Annotated[int, Field(ge=0, le=10)] | None = None
+    """Re-ask the judge this many more times when a case's score falls in the borderline band,
+    and decide the verdict from the mean score of every ask (default 0: off)."""
 
 
 class SuiteExecution(TestExecution):

@@ -54,6 +54,9 @@ class LoadedSuite:
 
     Text rather than parsed data: at 20,000 tests the parsed form is ~14 MB of dicts held for
     the whole run, the text ~2 MB, and the store embeds it without parsing it again."""
+    needs_judge: tuple[ConfigIssue, ...] = ()
+    """Where the suite relies on the default judge (judged graders without their own model,
+    expected outcomes): configuration errors if the run resolves no judge."""
 
 
 @dataclass(frozen=True)
@@ -112,11 +115,11 @@ def parse_suite(
         suite = Suite.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(issues_from_validation(exc, data, source)) from None
-    problems = check_suite(suite, source)
+    problems, needs_judge = check_suite(suite, source, base)
     if problems:
         raise ConfigError(problems)
     document = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return LoadedSuite(suite, base, source.default_file, warnings, document)
+    return LoadedSuite(suite, base, source.default_file, warnings, document, tuple(needs_judge))
 
 
 def load_suite(path: str | Path) -> LoadedSuite:

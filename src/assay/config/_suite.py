@@ -8,8 +8,9 @@ from pydantic import BeforeValidator, Field, model_validator
 
 from assay._strict_model import StrictModel
 from assay.config._execution import SuiteExecution, TestExecution, Unit, VerdictSettings
-from assay.graders import GraderSpec
+from assay.graders import GraderSpec, RubricItems
 from assay.graders.trajectory import ExpectedCall
+from assay.judge import JudgeSpec
 from assay.results import JSON
 from assay.targets import TargetSpec
 
@@ -47,6 +48,9 @@ class Turn(StrictModel):
     """What the user says this turn (or several messages)."""
     assertions: list[GraderSpec] = Field(default_factory=list)
     """Graders for this turn's reply (the test's and the suite's graders apply too)."""
+    expected_outcomes: StrList = Field(default_factory=list)
+    """Statements the judge checks against this turn's reply; all must hold for the turn
+    to pass."""
 
 
 class TestCase(StrictModel):
@@ -70,6 +74,12 @@ class TestCase(StrictModel):
     """Grounding documents the answer should rely on."""
     expected_tool_calls: list[ExpectedToolCall] = Field(default_factory=list)
     """Tool calls the system under test is expected to make."""
+    expected_outcomes: StrList = Field(default_factory=list)
+    """Statements the LLM judge checks one by one (✓/✗ with a justification); they are the
+    case's pass/fail gate (SPEC §5.4)."""
+    rubrics: RubricItems | None = None
+    """Rubric items judged together in one call, as a `rubrics` grader that runs after this
+    test's `assertions` (SPEC §5.2); a failed `required` item gates the case."""
     assertions: list[GraderSpec] = Field(default_factory=list)
     """Graders for this test (run before the suite's default assertions)."""
     execution: TestExecution | None = None
@@ -97,6 +107,8 @@ class Suite(StrictModel):
     """The system under test: a name from `targets` (suite or project), or an inline target."""
     targets: dict[str, TargetSpec] = Field(default_factory=dict)
     """Named target definitions."""
+    judge: JudgeSpec | None = None
+    """The default LLM judge of the suite's judged graders (over the project's `judge:`)."""
     execution: SuiteExecution = SuiteExecution()
     """Suite-wide execution settings."""
     assertions: list[GraderSpec] = Field(default_factory=list)
@@ -119,5 +131,7 @@ class ProjectConfig(VerdictSettings):
     """Default target name for suites that name none."""
     targets: dict[str, TargetSpec] = Field(default_factory=dict)
     """Targets shared by every suite of the project."""
+    judge: JudgeSpec | None = None
+    """The default LLM judge of every suite of the project."""
     store: str | None = None
     """Where runs are stored: a SQLite path or database URL (default .assay/assay.db)."""

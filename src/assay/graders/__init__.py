@@ -2,12 +2,17 @@
 
 from assay.graders._base import Grader, GradingContext, Measurement, TestFacts, grade_all
 from assay.graders._details import cap_details, detail, truncate
+from assay.graders._judged import JudgedGrader
 from assay.graders._registry import BUILTIN_GRADERS, GraderSpec
+from assay.graders.agent_judge import AgentJudge
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
 from assay.graders.factuality import Factuality
 from assay.graders.format import Format
+from assay.graders.llm import LlmGrader
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
+from assay.graders.outcomes import ExpectedOutcomes, outcome_results
+from assay.graders.rubric import RubricItem, RubricItems, Rubrics
 from assay.graders.similarity import Rouge, Similarity
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
@@ -26,6 +31,7 @@ from assay.graders.trajectory import ExpectedCall, ToolTrajectory
 
 __all__ = [
     "BUILTIN_GRADERS",
+    "AgentJudge",
     "CodeGrader",
     "Composite",
     "Contains",
@@ -36,6 +42,7 @@ __all__ = [
     "Equals",
     "ExecutionMetrics",
     "ExpectedCall",
+    "ExpectedOutcomes",
     "Factuality",
     "FieldAccuracy",
     "Format",
@@ -45,10 +52,15 @@ __all__ = [
     "IContains",
     "IsJson",
     "JsonSchema",
+    "JudgedGrader",
     "Latency",
+    "LlmGrader",
     "Measurement",
     "Regex",
     "Rouge",
+    "RubricItem",
+    "RubricItems",
+    "Rubrics",
     "Similarity",
     "StartsWith",
     "TestFacts",
@@ -59,5 +71,6 @@ __all__ = [
     "compile_re2",
     "detail",
     "grade_all",
+    "outcome_results",
     "truncate",
 ]

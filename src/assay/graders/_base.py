@@ -8,12 +8,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from assay._strict_model import StrictModel
+from assay.cache import CacheMiss
 from assay.graders._details import cap_details
+from assay.judge import JudgeError, Judgement, JudgePool
 from assay.results import (
     JSON,
     Detail,
@@ -49,6 +51,12 @@ class GradingContext:
     expected_tool_calls: tuple[JSON, ...] = ()
     base_dir: Path | None = None
     """The suite's directory: relative paths in grader options resolve against it."""
+    judges: JudgePool | None = None
+    """The run's judges, for LLM-judged graders; None when the run has none."""
+    repeat_index: int = 0
+    """Which sample of a repeated case this is."""
+    rejudge_round: int = 0
+    """0, or 1..k for the re-asks of borderline re-judging (`execution.rejudge_borderline`)."""
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -66,6 +74,8 @@ class TestFacts:
     expected_output: JSON = None
     context: tuple[str, ...] = ()
     has_expected_tool_calls: bool = False
+    suite_dir: Path | None = None
+    """Where the suite file is, for options naming files (a judge prompt file)."""
 
 
 @dataclass
@@ -83,6 +93,21 @@ class Measurement:
     children: list[GraderResult] = field(default_factory=list)
     verdict: Verdict | None = None
     """Set by graders whose pass rule is not a score bar (the `threshold` aggregator)."""
+    judge_prompt: str | None = None
+    """The judge prompt template as `name@version`, for LLM-judged graders."""
+    gate_failed: bool = False
+    """A required part of the check failed (a `required` rubric item): the result is a
+    failing `required` one, so the case score becomes 0 (SPEC §1.3), whatever the grader's own
+    `required` option says."""
+
+    def charged(self, spend: JudgeError | Judgement[Any]) -> Measurement:
+        """This measurement with the judge's model, prompt version, tokens and cost, from a
+        judgement or from a judge call that failed (failed calls are paid for too)."""
+        self.judge_model = spend.model
+        self.judge_prompt = spend.prompt
+        self.token_usage = spend.token_usage
+        self.cost_usd = spend.cost_usd
+        return self
 
 
 class Grader(StrictModel, ABC):
@@ -121,6 +146,11 @@ class Grader(StrictModel, ABC):
         return False
 
     @property
+    def uses_judge(self) -> bool:
+        """Whether grading asks an LLM judge (re-asked when a borderline case is re-judged)."""
+        return False
+
+    @property
     def display_name(self) -> str:
         """The name reports show: `name`, or the type."""
         return self.name or self.type
@@ -134,6 +164,16 @@ class Grader(StrictModel, ABC):
         started = time.perf_counter()
         try:
             m = await self.measure(ctx)
+        except CacheMiss:
+            raise  # replay mode without the judgement: the run stops, it is not a grade
+        except JudgeError as exc:
+            return self._result(
+                score=None,
+                error=ErrorInfo(type="JudgeError", message=str(exc)),
+                started=started,
+                ctx=ctx,
+                measurement=Measurement(score=0.0).charged(exc),
+            )
         except Exception as exc:
             return self._result(
                 score=None,
@@ -169,6 +209,8 @@ class Grader(StrictModel, ABC):
                 judge_model=m.judge_model,
                 children=m.children,
                 verdict=_NEGATED.get(m.verdict) if m.verdict else None,
+                judge_prompt=m.judge_prompt,
+                gate_failed=m.gate_failed,
             )
         return self._result(score=m.score, measurement=m, started=started, ctx=ctx)
 
@@ -182,17 +224,20 @@ class Grader(StrictModel, ABC):
         error: ErrorInfo | None = None,
     ) -> GraderResult:
         m = measurement or Measurement(score=0.0)
+        gated = m.gate_failed and score is not None
         return GraderResult(
             name=self.display_name,
             type=self.type,
             score=score,
             verdict=(
-                m.verdict
+                "fail"
+                if gated
+                else m.verdict
                 if m.verdict is not None and score is not None
                 else grader_verdict(score, self.min_score, ctx.threshold)
             ),
             weight=self.weight,
-            required=self.required,
+            required=self.required or gated,
             min_score=self.min_score,
             hits=m.hits,
             misses=m.misses,
@@ -203,6 +248,7 @@ class Grader(StrictModel, ABC):
             token_usage=m.token_usage,
             cost_usd=m.cost_usd,
             judge_model=m.judge_model,
+            judge_prompt=m.judge_prompt,
             children=m.children,
         )
 

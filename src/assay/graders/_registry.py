@@ -11,11 +11,14 @@ from typing import Annotated
 from pydantic import Field
 
 from assay.graders._base import Grader
+from assay.graders.agent_judge import AgentJudge
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
 from assay.graders.factuality import Factuality
 from assay.graders.format import Format
+from assay.graders.llm import LlmGrader
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
+from assay.graders.rubric import Rubrics
 from assay.graders.similarity import Rouge, Similarity
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
@@ -56,6 +59,9 @@ GraderSpec = Annotated[
     | Factuality
     | Tone
     | CodeGrader
+    | LlmGrader
+    | Rubrics
+    | AgentJudge
     | Composite,
     Field(discriminator="type"),
 ]
@@ -86,6 +92,9 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         Factuality,
         Tone,
         CodeGrader,
+        LlmGrader,
+        Rubrics,
+        AgentJudge,
         Composite,
     )
 }

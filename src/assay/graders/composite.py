@@ -30,6 +30,11 @@ class Composite(Grader):
         """A composite waits on I/O when any member does."""
         return any(g.awaits_io for g in self.assertions)
 
+    @property
+    def uses_judge(self) -> bool:
+        """A composite asks a judge when any member does."""
+        return any(g.uses_judge for g in self.assertions)
+
     async def measure(self, ctx: GradingContext) -> Measurement:
         members = await grade_all(self.assertions, ctx)
         errored = [m for m in members if m.weight > 0 and m.error is not None]

@@ -3,8 +3,9 @@
 Claim modes (`strict`, `lenient`) give the output and the references (the test's expected_output
 and `context`) to a `ClaimLabeller`, which splits the output into claims and labels each
 `supported`, `contradicted` or `unverifiable`. `depth: shallow` is the deterministic n-gram
-labeller below; the LLM labeller of `depth: deep` plugs into the same signature.
-`json_structural` compares JSON leaves instead of claims.
+labeller below; `depth: deep` asks the LLM judge (`_claims.JudgeLabeller`) and falls back to
+shallow without a judge or when the judge fails. `json_structural` compares JSON leaves
+instead of claims, never with a judge.
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Literal, Protocol
-
-from pydantic import field_validator
+from typing import ClassVar, Literal
 
 from assay.errors import GraderError
-from assay.graders._base import Grader, GradingContext, Measurement, TestFacts
+from assay.graders._base import GradingContext, Measurement, TestFacts
+from assay.graders._claims import ClaimLabel, ClaimLabeller, JudgeLabeller
 from assay.graders._details import detail, truncate
+from assay.graders._judged import JudgedGrader
 from assay.graders.structured import _reject_constant
+from assay.judge import JudgeError
 from assay.results import JSON, Detail
 
 __all__ = [
@@ -47,8 +49,6 @@ MIN_CLAIM_TOKENS = 2
 NUMBER_TOLERANCE = 0.01
 """json_structural: numbers match when they differ by at most this much."""
 
-Label = Literal["supported", "contradicted", "unverifiable"]
-
 _STOPWORD_TEXT = """
     a about above after again against all also am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
@@ -64,28 +64,6 @@ _TOKEN = re.compile(r"(\d+(?:,\d{3})*(?:\.\d+)?)|([^\W\d_]+(?:'[^\W\d_]+)*)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _NUMBER = "#"
 _NEGATION = "!"
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimLabel:
-    """One claim of the output and what the references say about it."""
-
-    claim: str
-    label: Label
-    reference: str | None
-    """The best-matching reference sentence (None when no reference shares a content word)."""
-    reason: str
-    """Why this label, for the Detail message (e.g. "numbers differ: 45 vs 30")."""
-
-
-class ClaimLabeller(Protocol):
-    """Splits an output into claims and labels each against the references.
-
-    It takes the whole output, not pre-split sentences, because the LLM labeller of
-    `depth: deep` extracts atomic claims itself (SPEC §5.5). Async for the same reason.
-    """
-
-    async def __call__(self, output: str, references: Sequence[str]) -> list[ClaimLabel]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +194,7 @@ async def label_shallow(output: str, references: Sequence[str]) -> list[ClaimLab
 
 
 _LABELLERS: dict[str, ClaimLabeller] = {"shallow": label_shallow}
+"""The deterministic labellers by depth; `deep`'s is a `JudgeLabeller` bound to each case."""
 
 
 # --- json_structural -------------------------------------------------------------------------
@@ -399,7 +378,7 @@ def _json_container(value: JSON) -> JSON:
     return parsed if isinstance(parsed, dict | list) else None
 
 
-class Factuality(Grader):
+class Factuality(JudgedGrader):
     """How far the output agrees with the test's expected_output and context."""
 
     type: Literal["factuality"]
@@ -409,17 +388,25 @@ class Factuality(Grader):
     the output are both JSON objects or arrays, else strict."""
     depth: Literal["shallow", "deep"] = "shallow"
     """How claims are labelled: `shallow` by n-gram overlap (deterministic, no API call);
-    `deep` by the LLM judge (not available yet)."""
+    `deep` by the LLM judge, which extracts atomic claims and labels them in one call (falls
+    back to shallow, saying so in `reasoning`, without a judge or when the judge fails)."""
 
-    @field_validator("depth")
-    @classmethod
-    def _judge_not_available(cls, depth: str) -> str:
-        if depth == "deep":
-            raise ValueError(
-                "depth: deep labels claims with the LLM judge, which is not available yet; "
-                "use depth: shallow"
-            )
-        return depth
+    template: ClassVar[str] = "factuality-claims"
+
+    @property
+    def requires_judge(self) -> bool:
+        """Without a judge `depth: deep` falls back to shallow: never a configuration error."""
+        return False
+
+    @property
+    def awaits_io(self) -> bool:
+        """Only `deep` claim labelling waits on a judge."""
+        return self.depth == "deep" and self.mode != "json_structural"
+
+    @property
+    def uses_judge(self) -> bool:
+        """Re-judging a borderline case re-asks only a `deep` labeller."""
+        return self.awaits_io
 
     def problem_with_test(self, test: TestFacts) -> str | None:
         """Why this grader cannot grade test `test_id`, or None; called when the suite loads."""
@@ -441,7 +428,7 @@ class Factuality(Grader):
                 f"factuality checks the output against the expected_output and context, and test "
                 f"'{test_id}' has neither; add `expected_output` or `context`"
             )
-        return None
+        return super().problem_with_test(test)
 
     async def measure(self, ctx: GradingContext) -> Measurement:
         if self.mode == "json_structural":
@@ -494,44 +481,66 @@ class Factuality(Grader):
             raise GraderError(
                 "factuality needs references: add `expected_output` or `context` to the test"
             )
-        labels = await _LABELLERS[self.depth](ctx.output, references)
-        lenient = mode == "lenient"
-        if not labels:
-            message = "the output makes no checkable claims"
-            return Measurement(
-                score=1.0 if lenient else 0.0,
-                hits=[message] if lenient else [],
-                misses=[] if lenient else [message],
-                reasoning=f"{mode}, depth {self.depth}: {message}",
-                details=[detail("claims", lenient, actual=ctx.output, message=message)],
-            )
-        counts = {"supported": 0, "contradicted": 0, "unverifiable": 0}
-        details: list[Detail] = []
-        for i, claim in enumerate(labels):
-            counts[claim.label] += 1
-            passed = claim.label == "supported" or (lenient and claim.label == "unverifiable")
-            shown = f"; reference: '{truncate(claim.reference)}'" if claim.reference else ""
-            message = f"{claim.label} ({claim.reason}){shown}"
-            details.append(
-                detail(
-                    f"claim[{i}]",
-                    passed,
-                    expected=claim.reference,
-                    actual=claim.claim,
-                    message=message,
-                )
-            )
-        good = counts["supported"] + (counts["unverifiable"] if lenient else 0)
-        verb = "not contradicted" if lenient else "supported"
-        failing = ["contradicted"] if lenient else ["contradicted", "unverifiable"]
+        shallow = _LABELLERS["shallow"]
+        if self.depth == "shallow":
+            return _score(await shallow(ctx.output, references), mode, "shallow", ctx.output)
+        if not self.has_judge(ctx):
+            m = _score(await shallow(ctx.output, references), mode, "shallow", ctx.output)
+            m.reasoning += "; depth deep fell back to shallow: no judge configured"
+            return m
+        judge = JudgeLabeller(self, ctx)
+        try:
+            labels = await judge(ctx.output, references)
+        except JudgeError as exc:
+            m = _score(await shallow(ctx.output, references), mode, "shallow", ctx.output)
+            m.reasoning += f"; depth deep fell back to shallow: judge failed: {exc}"
+            return m.charged(exc)
+        assert judge.judgement is not None
+        return _score(labels, mode, "deep", ctx.output).charged(judge.judgement)
+
+
+def _score(
+    labels: list[ClaimLabel], mode: Literal["strict", "lenient"], depth: str, output: str
+) -> Measurement:
+    """The claim score of SPEC §4 (strict: supported / claims; lenient: not contradicted /
+    claims), with one Detail per claim, whichever labeller labelled them."""
+    lenient = mode == "lenient"
+    if not labels:
+        message = "the output makes no checkable claims"
         return Measurement(
-            score=good / len(labels),
-            hits=[f"{good} of {len(labels)} claims {verb}"] if good else [],
-            misses=[f"{counts[k]} of {len(labels)} claims {k}" for k in failing if counts[k]],
-            reasoning=(
-                f"{mode}, depth {self.depth}: {counts['supported']} supported, "
-                f"{counts['contradicted']} contradicted, {counts['unverifiable']} unverifiable "
-                f"of {len(labels)} claims"
-            ),
-            details=details,
+            score=1.0 if lenient else 0.0,
+            hits=[message] if lenient else [],
+            misses=[] if lenient else [message],
+            reasoning=f"{mode}, depth {depth}: {message}",
+            details=[detail("claims", lenient, actual=output, message=message)],
         )
+    counts = {"supported": 0, "contradicted": 0, "unverifiable": 0}
+    details: list[Detail] = []
+    for i, claim in enumerate(labels):
+        counts[claim.label] += 1
+        passed = claim.label == "supported" or (lenient and claim.label == "unverifiable")
+        shown = f"; reference: '{truncate(claim.reference)}'" if claim.reference else ""
+        message = f"{claim.label} ({claim.reason}){shown}"
+        details.append(
+            detail(
+                f"claim[{i}]",
+                passed,
+                expected=claim.reference,
+                actual=claim.claim,
+                message=message,
+            )
+        )
+    good = counts["supported"] + (counts["unverifiable"] if lenient else 0)
+    verb = "not contradicted" if lenient else "supported"
+    failing = ["contradicted"] if lenient else ["contradicted", "unverifiable"]
+    return Measurement(
+        score=good / len(labels),
+        hits=[f"{good} of {len(labels)} claims {verb}"] if good else [],
+        misses=[f"{counts[k]} of {len(labels)} claims {k}" for k in failing if counts[k]],
+        reasoning=(
+            f"{mode}, depth {depth}: {counts['supported']} supported, "
+            f"{counts['contradicted']} contradicted, {counts['unverifiable']} unverifiable "
+            f"of {len(labels)} claims"
+        ),
+        details=details,
+    )

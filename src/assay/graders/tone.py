@@ -1,27 +1,31 @@
-"""The tone grader, heuristic mode (SPEC §4): how far the output's register fits a tone profile.
+"""The tone grader (SPEC §4, §5.5): how far the output's register fits a tone profile.
 
-Each dimension is measured by one function `(TextFeatures, ToneProfile) -> DimensionScore` in
-`HEURISTICS`, so the LLM-judged tone of SPEC §5.5 can replace the heuristic dimension by
-dimension. The score is the weighted average of the active dimensions. Every word list and
-cut-off below is documented, with its reason, in docs/graders/tone.md.
+Each dimension is measured either by the LLM judge (all of them in one call, `_tone_judged`)
+or by one heuristic function `(TextFeatures, ToneProfile) -> DimensionScore` in `HEURISTICS`;
+both give a `DimensionScore`, and the score is the weighted average of the active dimensions.
+Every word list and cut-off below is documented, with its reason, in docs/graders/tone.md.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
 from assay._strict_model import StrictModel, suggest
-from assay.graders._base import Grader, GradingContext, Measurement
+from assay.graders._base import GradingContext, Measurement
 from assay.graders._details import detail, truncate
+from assay.graders._judged import JudgedGrader
+from assay.graders._tone_judged import judge_dimensions
 from assay.graders.factuality import split_sentences
+from assay.judge import JudgeError
 from assay.results import Detail
 
 __all__ = [
@@ -221,10 +225,12 @@ class PersonaProfile(StrictModel):
             raise ValueError("persona markers must not be empty or blank")
         return self
 
-    def describe(self) -> str:
-        """`required: a, b; forbidden: c`, for the Detail's expected value."""
+    def describe(self, *, quoted: bool = False) -> str:
+        """`required: a, b; forbidden: c`, for the Detail's expected value; `quoted` writes
+        each marker as a JSON string, so the judge sees where a marker with a comma ends."""
         parts = (("required", self.required), ("forbidden", self.forbidden))
-        return "; ".join(f"{k}: {', '.join(v)}" for k, v in parts if v)
+        show = json.dumps if quoted else str
+        return "; ".join(f"{k}: {', '.join(show(m) for m in v)}" for k, v in parts if v)
 
 
 class ToneProfile(StrictModel):
@@ -373,8 +379,8 @@ HEURISTICS: Mapping[str, DimensionMeasure] = {
 # --- the grader ---------------------------------------------------------------------------------
 
 
-class Tone(Grader):
-    """How far the output's tone fits `profile`, dimension by dimension (heuristic mode)."""
+class Tone(JudgedGrader):
+    """How far the output's tone fits `profile`, dimension by dimension."""
 
     type: Literal["tone"]
     profile: ToneProfile
@@ -382,6 +388,18 @@ class Tone(Grader):
     `persona_consistency`; at least one."""
     weights: dict[str, Annotated[float, Field(ge=0.0)]] = Field(default_factory=dict)
     """Weight of each dimension in the score, e.g. `{sentiment: 2}`; unlisted ones weigh 1."""
+    mode: Literal["auto", "judge", "heuristic"] = "auto"
+    """`auto`: the LLM judge when one is configured, else the heuristics (also when the judge
+    fails); `judge`: always the judge, an error result when there is none or it fails;
+    `heuristic`: never asks a judge."""
+
+    template: ClassVar[str] = "tone"
+    template_variables: ClassVar[frozenset[str]] = frozenset({"dimensions"})
+
+    @property
+    def requires_judge(self) -> bool:
+        """`mode: judge` cannot run without a judge; `auto` falls back to the heuristics."""
+        return self.mode == "judge"
 
     @field_validator("weights", mode="before")
     @classmethod
@@ -408,31 +426,80 @@ class Tone(Grader):
             raise ValueError("every tone dimension of the profile has weight 0; give one > 0")
         return self
 
+    @property
+    def awaits_io(self) -> bool:
+        """Only a mode that may ask the judge waits on the network."""
+        return self.mode != "heuristic"
+
+    @property
+    def uses_judge(self) -> bool:
+        """Re-judging a borderline case re-asks only a mode that may ask the judge."""
+        return self.awaits_io
+
     async def measure(self, ctx: GradingContext) -> Measurement:
-        text = features(ctx.output)
+        if self.mode == "heuristic" or (self.mode == "auto" and not self.has_judge(ctx)):
+            return self._heuristic(ctx.output)
+        try:
+            judgement, verdicts = await judge_dimensions(self, ctx, self._targets())
+        except JudgeError as exc:
+            if self.mode == "judge":
+                raise
+            m = self._heuristic(ctx.output)
+            m.reasoning += f"; fell back to the heuristics: judge failed: {exc}"
+            return m.charged(exc)
+        bar = self.min_score if self.min_score is not None else ctx.threshold
+        results = {
+            name: DimensionScore(
+                score=v.score,
+                measured=truncate(v.observed.strip() or "unstated", 40),
+                message=truncate(v.reasoning.strip() or "no reasoning given", 200),
+            )
+            for name, v in verdicts.items()
+        }
+        m = self._combine("judged", results, lambda score: score >= bar)
+        return m.charged(judgement)
+
+    def _targets(self) -> dict[str, str]:
+        """Each active dimension's target as the judge reads it."""
+        persona = self.profile.persona_consistency
+        return {
+            d: persona.describe(quoted=True)
+            if d == "persona_consistency" and persona is not None
+            else str(getattr(self.profile, d))
+            for d in self.profile.active()
+        }
+
+    def _heuristic(self, output: str) -> Measurement:
+        text = features(output)
+        results = {d: HEURISTICS[d](text, self.profile) for d in self.profile.active()}
+        return self._combine("heuristic", results, lambda score: score == 1.0)
+
+    def _combine(
+        self, how: str, results: dict[str, DimensionScore], passes: Callable[[float], bool]
+    ) -> Measurement:
+        """The weighted average of the dimension scores, one Detail and hit or miss each."""
         m = Measurement(score=0.0)
         total = weight_sum = 0.0
         parts: list[str] = []
-        for dimension in self.profile.active():
-            result = HEURISTICS[dimension](text, self.profile)
+        for dimension, result in results.items():
             weight = self.weights.get(dimension, 1.0)
             total, weight_sum = total + result.score * weight, weight_sum + weight
             shown = f"{dimension} {result.score:.2f}"
             parts.append(shown if weight == 1 else f"{shown} ×{weight:g}")
-            m.details.append(self._detail(dimension, result))
+            m.details.append(self._detail(dimension, result, passes(result.score)))
         for d in m.details:
             (m.hits if d.passed else m.misses).append(self._sentence(d))
         m.score = total / weight_sum
-        m.reasoning = f"heuristic tone: {', '.join(parts)} → {m.score:.2f}"
+        m.reasoning = f"{how} tone: {', '.join(parts)} → {m.score:.2f}"
         return m
 
-    def _detail(self, dimension: str, result: DimensionScore) -> Detail:
+    def _detail(self, dimension: str, result: DimensionScore, passed: bool) -> Detail:
         expected = getattr(self.profile, dimension)
         if isinstance(expected, PersonaProfile):
             expected = expected.describe()
         return detail(
             f"tone.{dimension}",
-            result.score == 1.0,
+            passed,
             expected=expected,
             actual=result.measured,
             message=result.message,

@@ -111,9 +111,16 @@ def render_run(console: Console, run: RunResult, cases: Iterable[CaseResult]) ->
     )
     extras = [f"{run.duration_ms / 1000:.2f}s"]
     if run.token_usage is not None:
-        extras.append(f"{run.token_usage.total} tokens")
+        extras.append(f"target {run.token_usage.total} tokens")
     if run.cost_usd is not None:
-        extras.append(f"${run.cost_usd:.4f}")
+        extras.append(f"target ${run.cost_usd:.4f}")
+    if s.judge_calls:
+        failed = f", {s.judge_error_rate:.0%} failed" if s.judge_error_rate else ""
+        extras.append(f"{s.judge_calls} judge calls{failed}")
+    if s.judge_token_usage is not None:
+        extras.append(f"judge {s.judge_token_usage.total} tokens")
+    if s.judge_cost_usd is not None:
+        extras.append(f"judge ${s.judge_cost_usd:.4f}")
     console.print(f"  run {run.id}  ({', '.join(extras)})", style="dim")
     verdict = Text("PASSED", style="bold green") if s.passed else Text("FAILED", style="bold red")
     if run.status != "completed":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import time
 from dataclasses import dataclass, field
@@ -12,11 +13,13 @@ from assay._concurrency import AdaptiveLimiter
 from assay.cache import ResponseCache, cache_key
 from assay.config import InputMessage
 from assay.errors import TargetError
-from assay.graders import Grader, GradingContext, grade_all
+from assay.graders import ExpectedOutcomes, Grader, GradingContext, grade_all, outcome_results
+from assay.judge import JudgePool
 from assay.results import (
     JSON,
     CaseResult,
     ErrorInfo,
+    ExpectedOutcomeResult,
     GraderResult,
     Message,
     SampleResult,
@@ -24,10 +27,19 @@ from assay.results import (
     TokenUsage,
     ToolCall,
     TurnResult,
+    add_cost,
+    add_usage,
 )
 from assay.runner._plan import CasePlan
 from assay.runner._retry import RetryPolicy
-from assay.scoring import CaseOutcome, fold_turns, reduce_samples, score_case
+from assay.scoring import (
+    CaseOutcome,
+    JudgeSpend,
+    fold_turns,
+    reduce_samples,
+    score_case,
+    score_to_verdict,
+)
 from assay.targets import Target, TargetRequest
 
 __all__ = ["CaseRunner"]
@@ -47,6 +59,17 @@ class _Call:
 
 
 @dataclass
+class _Graded:
+    """One output's grading: the context, the graders (outcomes last) and their results."""
+
+    ctx: GradingContext
+    graders: tuple[Grader, ...]
+    results: list[GraderResult]
+    outcomes: list[ExpectedOutcomeResult] | None = None
+    outcome_error: ErrorInfo | None = None
+
+
+@dataclass
 class CaseRunner:
     """Everything shared by the cases of one run: the target, its limit, retries, cache."""
 
@@ -55,6 +78,8 @@ class CaseRunner:
     limiter: AdaptiveLimiter
     retry: RetryPolicy
     cache: ResponseCache | None = None
+    judges: JudgePool | None = None
+    """The run's judges, for judged graders and expected outcomes."""
     suite_dir: Path | None = None
     """Where the suite file is: graders resolve relative paths against it."""
     rng: random.Random = field(default_factory=random.Random)
@@ -125,7 +150,11 @@ class CaseRunner:
         graders: tuple[Grader, ...],
         given: JSON,
         output: TargetOutput,
-    ) -> list[GraderResult]:
+        *,
+        index: int,
+        outcomes: ExpectedOutcomes | None,
+    ) -> _Graded:
+        """Grade one output; expected outcomes are judged alongside the graders."""
         test = plan.test
         ctx = GradingContext(
             case_id=test.id,
@@ -140,22 +169,77 @@ class CaseRunner:
                 c.model_dump(exclude_none=True) for c in test.expected_tool_calls
             ),
             base_dir=self.suite_dir,
+            judges=self.judges,
+            repeat_index=index,
         )
-        return await grade_all(graders, ctx)
+        everything = (*graders, outcomes) if outcomes is not None else graders
+        results = await grade_all(everything, ctx)
+        graded = _Graded(ctx, everything, results)
+        if outcomes is not None:
+            graded.outcomes = outcome_results(outcomes, results[-1])
+            if graded.outcomes is None:
+                graded.outcome_error = results[-1].error
+        return graded
 
-    async def _single(self, plan: CasePlan, index: int) -> tuple[SampleResult, TargetOutput | None]:
+    def _score(self, plan: CasePlan, graded: _Graded | None, call: _Call) -> CaseOutcome:
+        if graded is None:
+            return score_case(
+                [], aggregator=plan.aggregator, bands=plan.bands, target_error=call.error
+            )
+        return score_case(
+            graded.results,
+            aggregator=plan.aggregator,
+            bands=plan.bands,
+            outcomes=graded.outcomes,
+            outcome_error=graded.outcome_error,
+        )
+
+    async def _rejudge(
+        self, plan: CasePlan, graded: _Graded, first: CaseOutcome, spend: JudgeSpend
+    ) -> tuple[CaseOutcome, list[float | None]]:
+        """Borderline re-judging: ask the judged graders `plan.rejudge` more times and decide
+        from the mean case score of every ask (re-asks that error are left out of the mean)."""
+        if not plan.rejudge or first.verdict != "borderline":
+            return first, []
+        asked = [i for i, g in enumerate(graded.graders) if g.uses_judge]
+        if not asked:
+            return first, []
+        scores: list[float | None] = [first.score]
+        for round_ in range(1, plan.rejudge + 1):
+            ctx = dataclasses.replace(graded.ctx, rejudge_round=round_)
+            fresh = await asyncio.gather(*(graded.graders[i].grade(ctx) for i in asked))
+            spend.add(fresh)
+            again = list(graded.results)
+            for i, result in zip(asked, fresh, strict=True):
+                again[i] = result
+            outcome = score_case(again, aggregator=plan.aggregator, bands=plan.bands)
+            scores.append(outcome.score if outcome.verdict != "error" else None)
+        valid = [s for s in scores if s is not None]
+        mean = round(sum(valid) / len(valid), 6)
+        verdict = score_to_verdict(mean, plan.bands.threshold, plan.bands.borderline)
+        return CaseOutcome(mean, verdict, None, first.required_gate_failed), scores
+
+    async def _single(
+        self, plan: CasePlan, index: int, spend: JudgeSpend
+    ) -> tuple[SampleResult, TargetOutput | None]:
         request = plan.request(self.base_dir, index)
         call = await self.call(plan, request)
-        results: list[GraderResult] = []
+        graded: _Graded | None = None
         if call.output is not None:
-            results = await self._grade(plan, plan.graders, request.input, call.output)
-        outcome = score_case(
-            results, aggregator=plan.aggregator, bands=plan.bands, target_error=call.error
-        )
-        return self._sample(index, outcome, call, results), call.output
+            graded = await self._grade(
+                plan, plan.graders, request.input, call.output, index=index, outcomes=plan.outcomes
+            )
+        outcome = self._score(plan, graded, call)
+        rejudged: list[float | None] = []
+        if graded is not None:
+            outcome, rejudged = await self._rejudge(plan, graded, outcome, spend)
+        sample = self._sample(index, outcome, call, graded)
+        if rejudged:
+            sample.rejudged_scores = rejudged
+        return sample, call.output
 
     async def _conversation(
-        self, plan: CasePlan, index: int
+        self, plan: CasePlan, index: int, spend: JudgeSpend
     ) -> tuple[SampleResult, TargetOutput | None]:
         test = plan.test
         assert test.turns is not None
@@ -171,21 +255,22 @@ class CaseRunner:
             request = plan.request(self.base_dir, index, turn.input, history)
             call = await self.call(plan, request)
             duration += call.duration_ms
-            results: list[GraderResult] = []
+            graded: _Graded | None = None
             if call.output is not None:
                 graders = plan.turn_graders[turn_index] + plan.graders
-                results = await self._grade(plan, graders, request.input, call.output)
+                turn_outcomes = plan.turn_outcomes[turn_index] if plan.turn_outcomes else None
+                graded = await self._grade(
+                    plan, graders, request.input, call.output, index=index, outcomes=turn_outcomes
+                )
                 answer = call.output.messages[-1] if call.output.messages else None
                 if answer is None or answer.role != "assistant":
                     answer = Message(role="assistant", content=call.output.output)
                 history = (*request.messages, answer)
                 last = call.output
                 calls += call.output.tool_calls
-                usage = _add_usage(usage, call.output.token_usage)
-                cost = _add_cost(cost, call.output.cost_usd)
-            outcome = score_case(
-                results, aggregator=plan.aggregator, bands=plan.bands, target_error=call.error
-            )
+                usage = add_usage(usage, call.output.token_usage)
+                cost = add_cost(cost, call.output.cost_usd)
+            outcome = self._score(plan, graded, call)
             outcomes.append(outcome)
             turns.append(
                 TurnResult(
@@ -196,7 +281,8 @@ class CaseRunner:
                     verdict=outcome.verdict,
                     duration_ms=round(call.duration_ms, 3),
                     error=outcome.error,
-                    grader_results=results,
+                    grader_results=graded.results if graded else [],
+                    expected_outcome_results=(graded.outcomes or []) if graded else [],
                 )
             )
             if outcome.verdict in ("fail", "error") and test.on_turn_failure == "stop":
@@ -224,7 +310,7 @@ class CaseRunner:
 
     @staticmethod
     def _sample(
-        index: int, outcome: CaseOutcome, call: _Call, results: list[GraderResult]
+        index: int, outcome: CaseOutcome, call: _Call, graded: _Graded | None
     ) -> SampleResult:
         return SampleResult(
             index=index,
@@ -233,20 +319,26 @@ class CaseRunner:
             output=call.output.output if call.output else None,
             duration_ms=call.duration_ms,
             error=outcome.error,
-            grader_results=results,
+            grader_results=graded.results if graded else [],
+            expected_outcome_results=(graded.outcomes or []) if graded else [],
         )
 
     async def run(self, plan: CasePlan) -> CaseResult:
         """Run every sample of a case and fold them into its result."""
         one = self._conversation if plan.test.turns else self._single
-        runs = [await one(plan, i) for i in range(plan.repeat)]
+        spend = JudgeSpend()
+        runs = [await one(plan, i, spend) for i in range(plan.repeat)]
         samples = [s for s, _ in runs]
+        for sample in samples:
+            spend.add(sample.grader_results)
+            for turn in sample.turns[:-1]:  # the last turn's results are the sample's
+                spend.add(turn.grader_results)
         usage: TokenUsage | None = None
         cost: float | None = None
         for _, output in runs:
             if output is not None:
-                usage = _add_usage(usage, output.token_usage)
-                cost = _add_cost(cost, output.cost_usd)
+                usage = add_usage(usage, output.token_usage)
+                cost = add_cost(cost, output.cost_usd)
         ci: tuple[float, float] | None = None
         if plan.repeat == 1:
             chosen = samples[0]
@@ -270,6 +362,7 @@ class CaseRunner:
             cost_usd=cost,
             error=error,
             grader_results=chosen.grader_results,
+            expected_outcome_results=chosen.expected_outcome_results,
             input=_case_input(plan),
             messages=output.messages if output else [],
             tool_calls=output.tool_calls if output else [],
@@ -277,6 +370,11 @@ class CaseRunner:
             samples=samples if plan.repeat > 1 else [],
             score_ci95=ci,
             turns=chosen.turns,
+            rejudged_scores=chosen.rejudged_scores,
+            judge_calls=spend.calls,
+            judge_errors=spend.errors,
+            judge_token_usage=spend.token_usage,
+            judge_cost_usd=spend.cost_usd,
         )
 
 
@@ -292,15 +390,3 @@ def _case_input(plan: CasePlan) -> JSON:
     if test.turns is not None:
         return [_turn_input(t.input) for t in test.turns]
     return _turn_input(test.input)
-
-
-def _add_usage(total: TokenUsage | None, more: TokenUsage | None) -> TokenUsage | None:
-    if more is None:
-        return total
-    return more if total is None else total + more
-
-
-def _add_cost(total: float | None, more: float | None) -> float | None:
-    if more is None:
-        return total
-    return (total or 0.0) + more

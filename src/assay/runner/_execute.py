@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import secrets
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 from assay._concurrency import AdaptiveLimiter
 from assay._version import __version__
 from assay.cache import ResponseCache
+from assay.judge import JudgePool
 from assay.results import (
     JSON,
     CaseResult,
@@ -28,9 +30,11 @@ from assay.results import (
     RunStatus,
     SchedulingStats,
     TokenUsage,
+    add_cost,
+    add_usage,
 )
 from assay.runner._case import CaseRunner
-from assay.runner._plan import RunPlan, iter_cases
+from assay.runner._plan import RunOptions, RunPlan, check_judge_key, iter_cases
 from assay.runner._retry import RetryPolicy
 from assay.runner._writer import GroupWriter
 from assay.scoring import SummaryBuilder
@@ -80,12 +84,31 @@ def snapshot_of(plan: RunPlan) -> dict[str, JSON]:
             "path": str(project.path) if project.path else None,
             "config": project.config.model_dump(mode="json", by_alias=True, exclude_unset=True),
         },
-        "options": plan.options.snapshot(),
+        "options": _effective_options(plan).snapshot(),
         "target": {"name": plan.target_name, "spec": plan.target.model_dump(mode="json")},
         "config": plan.config.model_dump(mode="json"),
+        "judge": _judge_snapshot(plan),
         "assay_version": __version__,
         "git_commit": _git_commit(plan.loaded.base_dir),
     }
+
+
+def _effective_options(plan: RunPlan) -> RunOptions:
+    """The run's options with the judge the environment chose written in, so `--resume` asks
+    the same judge even if `ASSAY_JUDGE_MODEL` changed since."""
+    forced = plan.judge_forced
+    if forced is None:
+        return plan.options
+    return dataclasses.replace(
+        plan.options, judge_model=forced.model, judge_base_url=forced.base_url
+    )
+
+
+def _judge_snapshot(plan: RunPlan) -> JSON:
+    """The default judge the run resolved (graders may override it), without secrets: keys
+    stay in the environment and only the variable's name is recorded."""
+    judge = plan.default_judge
+    return judge.model_dump(mode="json", exclude_unset=True) if judge and judge.model else None
 
 
 @dataclass(frozen=True)
@@ -104,10 +127,8 @@ class _Totals:
         self.cost: float | None = None
 
     def add(self, case: CaseResult) -> None:
-        if case.token_usage is not None:
-            self.usage = case.token_usage if self.usage is None else self.usage + case.token_usage
-        if case.cost_usd is not None:
-            self.cost = (self.cost or 0.0) + case.cost_usd
+        self.usage = add_usage(self.usage, case.token_usage)
+        self.cost = add_cost(self.cost, case.cost_usd)
 
 
 class _Execution:
@@ -124,6 +145,9 @@ class _Execution:
         self.done_ids: set[str] = set()
         self.previous_ms = 0.0
         self.started = time.perf_counter()
+        self.judges = JudgePool(
+            plan.judge_base, plan.judge_forced, cache=cache, concurrency=plan.judge_concurrency
+        )
         self.runner = CaseRunner(
             target=plan.target,
             base_dir=plan.target_base_dir,
@@ -131,6 +155,7 @@ class _Execution:
             limiter=AdaptiveLimiter(plan.concurrency),
             retry=RetryPolicy(max_retries=plan.max_retries),
             cache=cache,
+            judges=self.judges,
         )
         self._hits = cache.stats.hits if cache else 0
         self._misses = cache.stats.misses if cache else 0
@@ -257,6 +282,7 @@ async def _execute(
     cache: ResponseCache | None,
     resume: Resume | None,
 ) -> RunResult:
+    check_judge_key(plan)
     await plan.target.setup(plan.target_base_dir)
     state = _Execution(plan, sink, cache)
     run = state.start(run_id, resume)
@@ -290,6 +316,8 @@ async def _execute(
     finally:
         with contextlib.suppress(Exception):
             await plan.target.teardown()
+        with contextlib.suppress(Exception):
+            await state.judges.close()
     if failure is None:
         return state.finish(run, "completed")
     # Closed as interrupted (Ctrl-C) or failed (a bug); the caller sees the original exception.

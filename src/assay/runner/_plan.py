@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar, overload
 
 from assay.config import InputMessage, LoadedProject, LoadedSuite, TestCase, case_graders
-from assay.errors import UsageError
-from assay.graders import Grader
+from assay.errors import ConfigError, UsageError
+from assay.graders import ExpectedOutcomes, Grader
+from assay.judge import JudgeSpec, judge_from_env, merge_judges
 from assay.results import JSON, Message, RunConfigSnapshot
 from assay.runner._retry import DEFAULT_MAX_RETRIES
 from assay.scoring import (
@@ -31,6 +33,7 @@ __all__ = [
     "CasePlan",
     "RunOptions",
     "RunPlan",
+    "check_judge_key",
     "iter_cases",
     "plan_run",
 ]
@@ -57,6 +60,10 @@ class RunOptions:
     """Skip cases with any of these tags."""
     cases: tuple[str, ...] = ()
     """Run only cases whose id matches one of these glob patterns."""
+    judge_model: str | None = None
+    """The judge model of every judged grader (`--judge-model`), over every config file."""
+    judge_base_url: str | None = None
+    """The judge endpoint (`--judge-base-url`), over every config file."""
 
     def selects(self, test: TestCase) -> bool:
         """Whether the selection flags keep this test."""
@@ -85,6 +92,12 @@ class CasePlan:
     repeat: int
     repeat_strategy: RepeatStrategy
     timeout_s: float | None
+    outcomes: ExpectedOutcomes | None = None
+    """The test's expected outcomes, judged with every sample (SPEC §5.4)."""
+    turn_outcomes: tuple[ExpectedOutcomes | None, ...] = ()
+    """Per turn of a conversation: that turn's expected outcomes."""
+    rejudge: int = 0
+    """Re-asks of the judge when a sample scores in the borderline band."""
 
     def request(
         self,
@@ -131,8 +144,17 @@ class RunPlan:
     judge_concurrency: int
     max_retries: int
     config: RunConfigSnapshot
+    judge_base: JudgeSpec | None = None
+    """The project's and the suite's `judge:` merged (graders' own settings go over it)."""
+    judge_forced: JudgeSpec | None = None
+    """The environment's and the command line's judge settings (over everything)."""
     cases: Sequence[CasePlan] = field(default=())
     """The selected cases in suite order; each plan is built when it is read."""
+
+    @property
+    def default_judge(self) -> JudgeSpec | None:
+        """The judge of graders without their own settings (None: no level sets any)."""
+        return merge_judges(self.judge_base, self.judge_forced)
 
     @property
     def suite_name(self) -> str:
@@ -207,7 +229,48 @@ def _plan_case(
         repeat=options.repeat or pick("repeat", 1),
         repeat_strategy=pick("repeat_strategy", "mean"),
         timeout_s=pick("timeout_s", None),
+        outcomes=_outcomes(test.expected_outcomes),
+        turn_outcomes=tuple(_outcomes(turn.expected_outcomes) for turn in test.turns or ()),
+        rejudge=pick("rejudge_borderline", 0),
     )
+
+
+def _outcomes(statements: list[str]) -> ExpectedOutcomes | None:
+    return ExpectedOutcomes(statements=statements) if statements else None
+
+
+def _judges(
+    loaded: LoadedSuite, project: LoadedProject, options: RunOptions
+) -> tuple[JudgeSpec | None, JudgeSpec | None]:
+    """(base, forced) judge settings; a configuration error when the suite relies on the
+    default judge and no level gives it a model."""
+    base = merge_judges(project.config.judge, loaded.suite.judge)
+    given = {"model": options.judge_model, "base_url": options.judge_base_url}
+    flags = {k: v for k, v in given.items() if v}
+    forced = merge_judges(judge_from_env(), JudgeSpec.model_validate(flags) if flags else None)
+    resolved = merge_judges(base, forced)
+    if loaded.needs_judge and (resolved is None or resolved.model is None):
+        raise ConfigError(list(loaded.needs_judge))
+    return base, forced
+
+
+def check_judge_key(plan: RunPlan) -> None:
+    """Stop a run whose default judge talks to the provider's own endpoint without its key
+    before any case runs (a judge with its own `base_url` may need none).
+
+    Raises:
+        UsageError: The key's environment variable is not set.
+    """
+    judge = plan.default_judge
+    variable = judge.resolved_api_key_env if judge else None
+    if not plan.loaded.needs_judge or judge is None or judge.base_url or not variable:
+        return
+    if not os.environ.get(variable):
+        raise UsageError(
+            f"{plan.loaded.display}: the judge {judge.model} reads its API key from "
+            f"{variable}, which is not set; export it, or name another variable in the "
+            "judge's `api_key_env`"
+        )
 
 
 def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -> RunPlan:
@@ -215,6 +278,7 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
 
     Raises:
         UsageError: no target, or an unknown target name.
+        ConfigError: judged graders or expected outcomes and no judge configured anywhere.
     """
     target_name, target, base_dir = _resolve_target(loaded, project, options.target)
     suite_exec = loaded.suite.execution
@@ -260,6 +324,7 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
         },
     )
     concurrency = options.concurrency or suite_exec.concurrency or DEFAULT_CONCURRENCY
+    judge_base, judge_forced = _judges(loaded, project, options)
     return RunPlan(
         loaded=loaded,
         project=project,
@@ -272,6 +337,8 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
         max_retries=_first_int(suite_exec.max_retries, DEFAULT_MAX_RETRIES),
         config=config,
         cases=cases,
+        judge_base=judge_base,
+        judge_forced=judge_forced,
     )
 
 

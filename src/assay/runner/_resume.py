@@ -24,6 +24,8 @@ def _options(raw: Any) -> RunOptions:
         tags=tuple(raw.get("tags") or ()),
         exclude_tags=tuple(raw.get("exclude_tags") or ()),
         cases=tuple(raw.get("cases") or ()),
+        judge_model=raw.get("judge_model"),
+        judge_base_url=raw.get("judge_base_url"),
     )
 
 

@@ -16,6 +16,7 @@ from assay.scoring._repeats import Reduction, RepeatStrategy, reduce_samples, t_
 from assay.scoring._summary import (
     DEFAULT_CASES_PASS_THRESHOLD,
     DEFAULT_METRICS_PASS_THRESHOLD,
+    JudgeSpend,
     SummaryBuilder,
 )
 from assay.scoring._turns import TurnAggregation, fold_turns
@@ -42,6 +43,7 @@ __all__ = [
     "CaseBands",
     "CaseOutcome",
     "Fold",
+    "JudgeSpend",
     "Maximum",
     "Minimum",
     "Reduction",

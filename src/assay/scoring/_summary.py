@@ -5,24 +5,48 @@ Built incrementally so a run's memory does not grow with its number of cases.
 
 from __future__ import annotations
 
-from assay.results import CaseResult, GraderResult, RunSummary
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-__all__ = ["DEFAULT_CASES_PASS_THRESHOLD", "DEFAULT_METRICS_PASS_THRESHOLD", "SummaryBuilder"]
+from assay.results import (
+    CaseResult,
+    GraderResult,
+    RunSummary,
+    TokenUsage,
+    add_cost,
+    add_usage,
+)
+
+__all__ = [
+    "DEFAULT_CASES_PASS_THRESHOLD",
+    "DEFAULT_METRICS_PASS_THRESHOLD",
+    "JudgeSpend",
+    "SummaryBuilder",
+]
 
 DEFAULT_METRICS_PASS_THRESHOLD = 0.8
 DEFAULT_CASES_PASS_THRESHOLD = 1.0
 
 
-def _judge_counts(results: list[GraderResult]) -> tuple[int, int]:
-    calls = errors = 0
-    for r in results:
-        if r.judge_model is not None:
-            calls += 1
-            errors += r.error is not None
-        child_calls, child_errors = _judge_counts(r.children)
-        calls += child_calls
-        errors += child_errors
-    return calls, errors
+@dataclass
+class JudgeSpend:
+    """What the judge did for some grader results: calls, failed calls, tokens and cost."""
+
+    calls: int = 0
+    errors: int = 0
+    token_usage: TokenUsage | None = None
+    cost_usd: float | None = None
+
+    def add(self, results: Iterable[GraderResult]) -> JudgeSpend:
+        """Count judged results (composite members included); returns self."""
+        for r in results:
+            if r.judge_model is not None:
+                self.calls += 1
+                self.errors += r.error is not None
+                self.token_usage = add_usage(self.token_usage, r.token_usage)
+                self.cost_usd = add_cost(self.cost_usd, r.cost_usd)
+            self.add(r.children)
+        return self
 
 
 class SummaryBuilder:
@@ -38,8 +62,7 @@ class SummaryBuilder:
         self._counts = {"pass": 0, "borderline": 0, "fail": 0, "error": 0}
         self._score_sum = 0.0
         self._scored = 0
-        self._judge_calls = 0
-        self._judge_errors = 0
+        self._judge = JudgeSpend()
 
     def add(self, case: CaseResult) -> None:
         """Count one case result."""
@@ -47,9 +70,11 @@ class SummaryBuilder:
         if case.verdict != "error" and case.score is not None:
             self._score_sum += case.score
             self._scored += 1
-        calls, errors = _judge_counts(case.grader_results)
-        self._judge_calls += calls
-        self._judge_errors += errors
+        judge = self._judge
+        judge.calls += case.judge_calls
+        judge.errors += case.judge_errors
+        judge.token_usage = add_usage(judge.token_usage, case.judge_token_usage)
+        judge.cost_usd = add_cost(judge.cost_usd, case.judge_cost_usd)
 
     def build(self) -> RunSummary:
         """The summary of every case added so far."""
@@ -77,5 +102,8 @@ class SummaryBuilder:
             metrics_passed=metrics_passed,
             cases_passed=cases_passed,
             passed=metrics_passed and cases_passed,
-            judge_error_rate=self._judge_errors / self._judge_calls if self._judge_calls else 0.0,
+            judge_error_rate=self._judge.errors / self._judge.calls if self._judge.calls else 0.0,
+            judge_calls=self._judge.calls,
+            judge_token_usage=self._judge.token_usage,
+            judge_cost_usd=self._judge.cost_usd,
         )

@@ -72,8 +72,21 @@ class Store(ResultSink, Protocol):
     def get_snapshot(self, run_id: str) -> dict[str, JSON]:
         """The configuration snapshot taken when the run was created."""
 
-    def list_runs(self, *, suite: str | None = None, limit: int = 50) -> list[RunResult]:
-        """Runs, newest first, without their case results."""
+    def list_runs(
+        self,
+        *,
+        suite: str | None = None,
+        target: str | None = None,
+        status: RunStatus | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = 50,
+    ) -> list[RunResult]:
+        """Runs, newest first, without their case results; `since`/`until` bound
+        `started_at` (ISO 8601; `until` exclusive)."""
+
+    def delete_run(self, run_id: str) -> str:
+        """Delete a run and its results; returns the full id (`UsageError` if unknown)."""
 
     def describe(self) -> str:
         """Where the runs live, for messages ("/path/.assay/assay.db")."""

@@ -12,7 +12,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, create_engine, event, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Row,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.pool import ConnectionPoolEntry
@@ -29,8 +40,9 @@ from assay.results import (
     TokenUsage,
     Verdict,
 )
+from assay.store._migrate import migrate
 from assay.store._snapshot import decode_snapshot, encode_snapshot
-from assay.store._tables import case_results, metadata, runs
+from assay.store._tables import case_results, runs
 
 __all__ = ["SQLiteStore"]
 
@@ -108,7 +120,7 @@ class SQLiteStore:
         event.listen(self._engine, "begin", _on_begin)
         self._writes = self._engine.execution_options(**{_WRITE_OPTION: True})
         try:
-            metadata.create_all(self._writes)
+            migrate(self._writes)
         except DBAPIError as exc:
             self._engine.dispose()
             raise UsageError(
@@ -169,6 +181,7 @@ class SQLiteStore:
             "token_usage": _dump_usage(run.token_usage),
             "cost_usd": run.cost_usd,
             "assay_version": run.assay_version,
+            "scheduling": run.scheduling.model_dump(mode="json") if run.scheduling else None,
         }
         try:
             with self._writes.begin() as conn:
@@ -329,8 +342,20 @@ class SQLiteStore:
             ).scalar_one()
         return decode_snapshot(snapshot)
 
-    def list_runs(self, *, suite: str | None = None, limit: int = 50) -> list[RunResult]:
+    def list_runs(
+        self,
+        *,
+        suite: str | None = None,
+        target: str | None = None,
+        status: RunStatus | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = 50,
+    ) -> list[RunResult]:
         """Runs newest first (by `started_at`), without their case results.
+
+        `since` / `until` compare with `started_at` as ISO 8601 text (a date such as
+        `2026-11-01` selects from its midnight on; `until` is exclusive).
 
         Raises:
             UsageError: `limit` is smaller than 1.
@@ -340,8 +365,28 @@ class SQLiteStore:
         stmt = select(runs).order_by(runs.c.started_at.desc(), runs.c.id.desc()).limit(limit)
         if suite is not None:
             stmt = stmt.where(runs.c.suite == suite)
+        if target is not None:
+            stmt = stmt.where(runs.c.target == target)
+        if status is not None:
+            stmt = stmt.where(runs.c.status == status)
+        if since is not None:
+            stmt = stmt.where(runs.c.started_at >= since)
+        if until is not None:
+            stmt = stmt.where(runs.c.started_at < until)
         with self._engine.connect() as conn:
             return [_run_from_row(row) for row in conn.execute(stmt)]
+
+    def delete_run(self, run_id: str) -> str:
+        """Delete a run and its case results (all or nothing); returns the full run id.
+
+        Raises:
+            UsageError: No run matches, or the prefix matches several runs.
+        """
+        with self._writes.begin() as conn:
+            resolved = self._resolve(conn, run_id)
+            conn.execute(delete(case_results).where(case_results.c.run_id == resolved))
+            conn.execute(delete(runs).where(runs.c.id == resolved))
+        return resolved
 
     def close(self) -> None:
         """Close every pooled connection; the store must not be used afterwards."""

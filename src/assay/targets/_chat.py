@@ -8,7 +8,6 @@ lives here once.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
 import time
@@ -16,15 +15,15 @@ from abc import abstractmethod
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from types import ModuleType
 from typing import Annotated, ClassVar, Generic, TypeVar
 
 from pydantic import Field, PrivateAttr, field_validator
 
+from assay._sdk_errors import retry_after_s, root_cause, server_message
 from assay._strict_model import StrictModel
 from assay.errors import TargetError, UsageError
-from assay.results import JSON, Message, TargetOutput, TokenUsage, ToolCall
+from assay.results import JSON, Message, TargetOutput, TokenUsage, ToolCall, add_usage
 from assay.targets._base import Target, TargetRequest
 
 __all__ = ["ChatModelTarget", "ModelTurn", "ToolSpec", "TurnCall", "link_tool_messages"]
@@ -247,8 +246,7 @@ class ChatModelTarget(Target):
         usage: TokenUsage | None = None
         for _ in range(self.max_tool_rounds + 1):
             turn = await self._complete(client, self.request_body(conversation))
-            if turn.usage is not None:
-                usage = turn.usage if usage is None else usage + turn.usage
+            usage = add_usage(usage, turn.usage)
             if not turn.calls or not self.tool_loop:
                 calls = [ToolCall(tool=c.name, args=c.args) for c in turn.calls]
                 transcript.append(Message(role="assistant", content=turn.text, tool_calls=calls))
@@ -293,12 +291,7 @@ class ChatModelTarget(Target):
         )
 
     def _cost(self, usage: TokenUsage | None) -> float | None:
-        if usage is None or (self.cost_per_1k_input is None and self.cost_per_1k_output is None):
-            return None
-        return (
-            usage.input * (self.cost_per_1k_input or 0.0)
-            + usage.output * (self.cost_per_1k_output or 0.0)
-        ) / 1000
+        return usage.price(self.cost_per_1k_input, self.cost_per_1k_output) if usage else None
 
     def _map_error(self, exc: Exception) -> TargetError | None:
         """The `TargetError` for an SDK or decoding failure; None for anything else (a bug)."""
@@ -313,14 +306,14 @@ class ChatModelTarget(Target):
             )
         if isinstance(exc, sdk.RateLimitError):
             return TargetError(
-                f"{where}: rate limited (HTTP 429): {_server_message(exc)}",
+                f"{where}: rate limited (HTTP 429): {server_message(exc)}",
                 kind=type(exc).__name__,
                 rate_limited=True,
-                retry_after_s=_retry_after_s(exc.response.headers),
+                retry_after_s=retry_after_s(exc.response.headers),
             )
         if isinstance(exc, sdk.APIStatusError):
             status: int = exc.status_code
-            message = f"{where}: HTTP {status}: {_server_message(exc)}"
+            message = f"{where}: HTTP {status}: {server_message(exc)}"
             if status in (401, 403) and self.api_key_env is not None:
                 message += f" (the API key is read from ${self.api_key_env})"
             retryable = status == 408 or status >= 500
@@ -328,7 +321,7 @@ class ChatModelTarget(Target):
         if isinstance(exc, sdk.APIConnectionError):
             # The aiohttp transport reports a dropped connection as a timeout: tell them apart by
             # the root cause so the message says what happened.
-            root = _root_cause(exc)
+            root = root_cause(exc)
             if isinstance(root, TimeoutError) or (
                 root is exc and isinstance(exc, sdk.APITimeoutError)
             ):
@@ -453,43 +446,3 @@ def _is_args_list(fixture: JSON) -> bool:
 def _shown_args(args: JSON) -> str:
     text = json.dumps(args, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= _SHOWN_ARGS_CHARS else text[:_SHOWN_ARGS_CHARS] + "…"
-
-
-def _server_message(exc: Exception) -> str:
-    """The server's own error message: both SDKs keep the parsed error body on `body`."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, Mapping):
-        inner = body.get("error", body)
-        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-    return str(getattr(exc, "message", exc))
-
-
-def _retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """`retry-after-ms`, or `Retry-After` in seconds or as an HTTP date; None if absent."""
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds is not None:
-        try:
-            return max(0.0, float(milliseconds) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    while exc.__cause__ is not None:
-        exc = exc.__cause__
-    return exc

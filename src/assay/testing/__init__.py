@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from assay.testing.openai_server import (
         FakeOpenAIServer,
         FaultScript,
+        JudgeScript,
         Reply,
         ReplyScript,
         fail_first,
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FakeOpenAIServer",
     "FaultScript",
+    "JudgeScript",
     "Reply",
     "ReplyScript",
     "fail_first",

@@ -35,10 +35,12 @@ from typing import Self, TypeAlias
 from aiohttp import web
 
 from assay.results import JSON
+from assay.testing._judge_script import JudgeScript, is_judge_request, judge_reply
 
 __all__ = [
     "FakeOpenAIServer",
     "FaultScript",
+    "JudgeScript",
     "Reply",
     "ReplyScript",
     "fail_first",
@@ -148,6 +150,8 @@ class FakeOpenAIServer:
         api_key: str | None = None,
         models: Sequence[str] = ("fake-model",),
         max_recorded: int = 1000,
+        judge: JudgeScript | None = None,
+        output_modes: Sequence[str] = ("json_schema", "json_object"),
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -166,6 +170,12 @@ class FakeOpenAIServer:
                 or get a 401.
             models: The model ids `GET /v1/models` lists.
             max_recorded: How many request bodies `requests` keeps (the most recent).
+            judge: Scripted judge mode: requests from assay's judge client are answered with
+                an instance of the reply schema they send, holding these values (a mapping of
+                top-level fields, or a function of the body and the schema); other requests
+                still go to `reply`.
+            output_modes: The `response_format` types the server accepts; a request with
+                another gets HTTP 400, as servers without structured output answer.
             host: Interface to bind; only loopback is sensible for a fake.
             port: Port to bind; 0 picks a free one.
         """
@@ -176,6 +186,8 @@ class FakeOpenAIServer:
         if sum((faults or {}).values()) > 1.0:
             raise ValueError("fault rates add up to more than 1")
         self._reply = reply
+        self._judge = judge
+        self._output_modes = frozenset(output_modes)
         self.latency_ms = latency_ms
         self._faults = dict(faults or {})
         self._fault = fault
@@ -345,22 +357,17 @@ class FakeOpenAIServer:
         except Exception as exc:
             message = f"fault script failed: {type(exc).__name__}: {exc}"
             return _error(500, message, anthropic=anthropic)
+        unsupported = self._unsupported_output(body)  # counted: a real server got the request
+        if unsupported is not None:
+            return _error(400, unsupported, anthropic=anthropic)
         if self.latency_ms:
             await asyncio.sleep(self.latency_ms / 1000)
-        if fault == "drop":
-            return _drop(request)
-        if fault == "timeout" and await self._hang():
-            return _drop(request)
-        if fault == "malformed":
-            return web.Response(text=_MALFORMED_BODY, content_type="application/json")
-        if fault is not None and fault.isdigit():
-            headers = None
-            if fault == "429" and self.retry_after_s is not None:
-                headers = {"Retry-After": f"{self.retry_after_s:g}"}
-            message = f"injected fault: HTTP {fault}"
-            return _error(int(fault), message, anthropic=anthropic, headers=headers)
+        if fault is not None:
+            faulty = await self._fault_response(fault, request, anthropic=anthropic)
+            if faulty is not None:
+                return faulty
         try:
-            reply = _parse_reply(self._script(body))
+            reply = _parse_reply(self._script(body, anthropic=anthropic))
         except Exception as exc:
             message = f"reply script failed: {type(exc).__name__}: {exc}"
             return _error(500, message, anthropic=anthropic)
@@ -368,6 +375,22 @@ class FakeOpenAIServer:
         if anthropic:
             return web.json_response(_anthropic_message(body, reply, number))
         return web.json_response(_chat_completion(body, reply, number))
+
+    async def _fault_response(
+        self, fault: str, request: web.Request, *, anthropic: bool
+    ) -> web.StreamResponse | None:
+        """What an injected fault answers; None when a stalled `timeout` ends in a reply."""
+        if fault == "drop":
+            return _drop(request)
+        if fault == "timeout":
+            return _drop(request) if await self._hang() else None
+        if fault == "malformed":
+            return web.Response(text=_MALFORMED_BODY, content_type="application/json")
+        headers = None
+        if fault == "429" and self.retry_after_s is not None:
+            headers = {"Retry-After": f"{self.retry_after_s:g}"}
+        message = f"injected fault: HTTP {fault}"
+        return _error(int(fault), message, anthropic=anthropic, headers=headers)
 
     def _choose_fault(self, body: dict[str, JSON]) -> str | None:
         """The fault for this request (script first, then the rates), counted and recorded."""
@@ -397,7 +420,17 @@ class FakeOpenAIServer:
             return False
         return True
 
-    def _script(self, body: dict[str, JSON]) -> Reply:
+    def _unsupported_output(self, body: dict[str, JSON]) -> str | None:
+        response_format = body.get("response_format")
+        kind = response_format.get("type") if isinstance(response_format, dict) else None
+        if kind is None or kind == "text" or kind in self._output_modes:
+            return None
+        return f"response_format type '{kind}' is not supported by this server"
+
+    def _script(self, body: dict[str, JSON], *, anthropic: bool = False) -> Reply:
+        if self._judge is not None and is_judge_request(body):
+            reply = judge_reply(body, self._judge, anthropic=anthropic)
+            return reply if isinstance(reply, str | dict) else str(reply)
         if self._reply is None:
             return last_user_text(body)
         if isinstance(self._reply, Mapping):

@@ -1,0 +1,122 @@
+"""`assay compare`: diff two stored runs, show what changed, exit 1 on a regression."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from assay.results import RunResult
+
+__all__ = ["command"]
+
+
+@click.command("compare")
+@click.argument("base")
+@click.argument("head")
+@click.option(
+    "--max-pass-rate-drop",
+    type=click.FloatRange(0.0, 1.0),
+    metavar="X",
+    help="Largest tolerated pass-rate drop, 0–1 (default 0.0: any drop is a regression).",
+)
+@click.option(
+    "--max-avg-score-drop",
+    type=click.FloatRange(0.0, 1.0),
+    metavar="X",
+    help="Largest tolerated drop of the average case score, 0–1 (default 0.05).",
+)
+@click.option(
+    "--max-latency-increase-pct",
+    type=click.FloatRange(min=0.0),
+    metavar="X",
+    help="Largest tolerated growth of the mean case latency, in percent (default 20).",
+)
+@click.option(
+    "--case-score-delta",
+    type=click.FloatRange(0.0, 1.0),
+    metavar="X",
+    help="Score change, 0–1, that makes a case regressed or improved (default 0.05).",
+)
+@click.option(
+    "--require-significance",
+    is_flag=True,
+    help="Flag the pass-rate and score gates only when the change is significant "
+    "(McNemar p < 0.05; the bootstrap 95% interval of the score delta below 0).",
+)
+@click.option("--db", help="Read runs from here (a SQLite path or database URL).")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def command(
+    base: str,
+    head: str,
+    max_pass_rate_drop: float | None,
+    max_avg_score_drop: float | None,
+    max_latency_increase_pct: float | None,
+    case_score_delta: float | None,
+    require_significance: bool,
+    db: str | None,
+    as_json: bool,
+) -> int:
+    """Compare run HEAD with run BASE: changed cases, suite-level gates, statistics.
+
+    BASE and HEAD are run ids, unique id prefixes (4+ characters), `latest` (the newest
+    stored run of any suite) or `latest~N` (the N-th run before it): `assay compare latest~1
+    latest` compares the last two runs.
+
+    Exit code 1 when a regression is detected, 0 otherwise, 2 for an unknown run or a bad
+    option.
+    """
+
+    from assay.api import compare_stored
+    from assay.cli._output import print_warnings, stdout_console
+    from assay.compare import CompareThresholds
+    from assay.config import load_project
+    from assay.report import render_comparison
+    from assay.store import open_store
+
+    overrides = {
+        "max_pass_rate_drop": max_pass_rate_drop,
+        "max_avg_score_drop": max_avg_score_drop,
+        "max_latency_increase_pct": max_latency_increase_pct,
+        "case_score_delta": case_score_delta,
+    }
+    thresholds = CompareThresholds(**{k: v for k, v in overrides.items() if v is not None})
+    project = load_project()
+    print_warnings(project.warnings)
+    store = open_store(db or project.store)
+    try:
+        result, base_run, head_run = compare_stored(
+            store,
+            base,
+            head,
+            thresholds=thresholds,
+            require_significance=require_significance,
+        )
+        _warn_about(base_run, head_run)
+    finally:
+        store.close()
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+    else:
+        render_comparison(stdout_console(), result, base_run, head_run)
+    return 1 if result.summary.regression_detected else 0
+
+
+def _warn_about(base: RunResult, head: RunResult) -> None:
+    """Comparisons that are allowed but probably not what the user meant."""
+    if base.id == head.id:
+        click.echo(f"warning: BASE and HEAD are the same run ({base.id})", err=True)
+    elif base.suite != head.suite:
+        click.echo(
+            f"warning: comparing runs of different suites ('{base.suite}' and '{head.suite}'): "
+            "only cases with the same id are paired",
+            err=True,
+        )
+    for role, run in (("BASE", base), ("HEAD", head)):
+        if run.status != "completed":
+            click.echo(
+                f"warning: {role} run {run.id} is {run.status}: it compares with the cases it "
+                "finished",
+                err=True,
+            )

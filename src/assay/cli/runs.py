@@ -1,0 +1,164 @@
+"""`assay runs`: list, show, export, import and delete stored runs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from assay.store import Store
+
+__all__ = ["command"]
+
+_STATUSES = ["running", "completed", "interrupted", "failed"]
+
+
+def _db_option(function: click.decorators.FC) -> click.decorators.FC:
+    return click.option("--db", help="The run store (a SQLite path or database URL).")(function)
+
+
+@click.group("runs")
+def command() -> None:
+    """Stored runs: list, show, export, import, delete."""
+
+
+@command.command("list")
+@click.option("--suite", help="Only runs of this suite.")
+@click.option("--target", help="Only runs against this target.")
+@click.option("--status", type=click.Choice(_STATUSES), help="Only runs with this status.")
+@click.option("--since", metavar="DATE", help="Started at or after (ISO 8601, e.g. 2026-11-01).")
+@click.option("--until", metavar="DATE", help="Started before (ISO 8601).")
+@click.option("--limit", type=click.IntRange(1, 100_000), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as a JSON list.")
+@_db_option
+def list_command(
+    suite: str | None,
+    target: str | None,
+    status: str | None,
+    since: str | None,
+    until: str | None,
+    limit: int,
+    as_json: bool,
+    db: str | None,
+) -> None:
+    """List stored runs, newest first."""
+    from rich.table import Table
+
+    from assay.cli._output import stdout_console
+
+    with _open(db) as store:
+        found = store.list_runs(
+            suite=suite,
+            target=target,
+            status=status,  # type: ignore[arg-type]  # click.Choice gives one of _STATUSES
+            since=since,
+            until=until,
+            limit=limit,
+        )
+    if as_json:
+        click.echo(json.dumps([r.model_dump(mode="json", exclude={"results"}) for r in found]))
+        return
+    console = stdout_console()
+    if not found:
+        console.print("no runs match")
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("run", "suite", "target", "status", "started", "cases", "pass rate", "score"):
+        table.add_column(column, justify="right" if column in ("cases", "pass rate") else "left")
+    for run in found:
+        s = run.summary
+        table.add_row(
+            run.id,
+            run.suite,
+            run.target,
+            run.status if run.status != "completed" else ("passed" if s.passed else "failed"),
+            run.started_at[:19].replace("T", " "),
+            str(s.total),
+            f"{s.cases_pass_rate_pct:.1f}%",
+            f"{s.weighted_metrics_score_pct:.1f}%",
+        )
+    console.print(table)
+
+
+@command.command("show")
+@click.argument("run_id", metavar="RUN")
+@click.option("--json", "as_json", is_flag=True, help="Print the run result (SPEC §8).")
+@_db_option
+def show_command(run_id: str, as_json: bool, db: str | None) -> None:
+    """Show one run (an id or a unique prefix of one)."""
+    from assay.cli._output import stdout_console
+    from assay.report import listed_verdicts, render_json, render_run
+
+    with _open(db) as store:
+        run = store.get_run(run_id)
+        if as_json:
+            full = run.model_copy(update={"results": list(store.iter_case_results(run.id))})
+            click.echo(render_json(full))
+            return
+        listed = listed_verdicts(run.summary.total)
+        render_run(stdout_console(), run, store.iter_case_results(run.id, verdicts=listed))
+
+
+@command.command("export")
+@click.argument("run_id", metavar="RUN")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write here instead of stdout."
+)
+@_db_option
+def export_command(run_id: str, output: str | None, db: str | None) -> None:
+    """Export a run with its snapshot and every case result as JSONL (`runs import` reads it)."""
+    from assay.api import write_export
+
+    with _open(db) as store:
+        if output is None:
+            write_export(store, run_id, sys.stdout)
+            return
+        with Path(output).open("w", encoding="utf-8") as out:
+            run = write_export(store, run_id, out)
+        click.echo(f"exported run {run.id} to {output}", err=True)
+
+
+@command.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@_db_option
+def import_command(path: str, db: str | None) -> None:
+    """Import a run exported by `runs export` (all or nothing; the id must be new here)."""
+    from assay.api import read_export
+
+    run, snapshot = read_export(Path(path))
+    with _open(db) as store:
+        store.create_run(run, snapshot)
+        click.echo(f"imported run {run.id} ({len(run.results)} cases) into {store.describe()}")
+
+
+@command.command("delete")
+@click.argument("run_id", metavar="RUN")
+@click.option("-y", "--yes", is_flag=True, help="Delete without asking.")
+@_db_option
+def delete_command(run_id: str, yes: bool, db: str | None) -> None:
+    """Delete a run and its case results."""
+    from assay.errors import UsageError
+
+    with _open(db) as store:
+        run = store.get_run(run_id)
+        if not yes:
+            if not sys.stdin.isatty():
+                raise UsageError(f"not deleting run {run.id} without a prompt: pass --yes")
+            click.confirm(
+                f"delete run {run.id} ({run.suite}, {run.summary.total} cases)?", abort=True
+            )
+        store.delete_run(run.id)
+        click.echo(f"deleted run {run.id}")
+
+
+def _open(db: str | None) -> contextlib.closing[Store]:
+    """The run store, closed when the `with` block ends."""
+    from assay.config import load_project
+    from assay.store import open_store
+
+    return contextlib.closing(open_store(db or load_project().store))

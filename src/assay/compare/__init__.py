@@ -1,0 +1,50 @@
+"""Comparing runs: the pure diff of two runs, its statistics, and the regression status."""
+
+from assay.compare._diff import SIGNIFICANCE_LEVEL, compare
+from assay.compare._model import (
+    CASE_STATUSES,
+    CaseComparison,
+    CaseStatus,
+    CompareStatistics,
+    CompareSummary,
+    CompareThresholds,
+    Comparison,
+    GateName,
+    GateState,
+)
+from assay.compare._regression import (
+    DEFAULT_CRITICAL_THRESHOLD,
+    DEFAULT_REGRESSION_TOLERANCE,
+    RegressionStatus,
+    regression_status,
+)
+from assay.compare._stats import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    bootstrap_resamples,
+    mcnemar_exact_p,
+    paired_bootstrap_ci95,
+)
+
+__all__ = [
+    "BOOTSTRAP_RESAMPLES",
+    "BOOTSTRAP_SEED",
+    "CASE_STATUSES",
+    "DEFAULT_CRITICAL_THRESHOLD",
+    "DEFAULT_REGRESSION_TOLERANCE",
+    "SIGNIFICANCE_LEVEL",
+    "CaseComparison",
+    "CaseStatus",
+    "CompareStatistics",
+    "CompareSummary",
+    "CompareThresholds",
+    "Comparison",
+    "GateName",
+    "GateState",
+    "RegressionStatus",
+    "bootstrap_resamples",
+    "compare",
+    "mcnemar_exact_p",
+    "paired_bootstrap_ci95",
+    "regression_status",
+]

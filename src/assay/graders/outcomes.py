@@ -1,0 +1,102 @@
+"""Expected outcomes (SPEC §5.4): statements the judge checks one by one, the case's gate.
+
+Not a grader users list under `assertions`: a test's `expected_outcomes:` become one
+`ExpectedOutcomes` judged in a single call. Its result is reported with weight 0 (it shows the
+judge's cost and errors like any judged grader, without entering the weighted score), and its
+per-statement verdicts become the case's `expected_outcome_results`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from assay.graders._base import GradingContext, Measurement
+from assay.graders._details import detail
+from assay.graders._judged import JudgedGrader
+from assay.results import ExpectedOutcomeResult, GraderResult
+
+__all__ = ["OUTCOMES_GRADER", "ExpectedOutcomes", "outcome_results"]
+
+OUTCOMES_GRADER = "expected_outcomes"
+"""The name of the outcomes' result among a case's grader results."""
+
+
+class OutcomeVerdict(BaseModel):
+    """The judge's verdict on one statement."""
+
+    outcome: str
+    """The statement, copied."""
+    passed: bool
+    """Whether the reply meets it."""
+    justification: str
+    """Why, citing the reply."""
+
+
+class OutcomesReply(BaseModel):
+    """One verdict per expected outcome, in order."""
+
+    outcomes: list[OutcomeVerdict]
+
+
+class ExpectedOutcomes(JudgedGrader):
+    """Judges a test's expected outcomes in one call."""
+
+    type: Literal["expected-outcomes"] = "expected-outcomes"
+    name: str | None = OUTCOMES_GRADER
+    weight: Annotated[float, Field(ge=0.0)] = 0.0
+    statements: Annotated[list[str], Field(min_length=1)]
+    """The statements to check."""
+
+    template: ClassVar[str] = "expected-outcomes"
+    template_variables: ClassVar[frozenset[str]] = frozenset({"outcomes", "transcript"})
+
+    def _check(self, reply: OutcomesReply) -> str | None:
+        if len(reply.outcomes) != len(self.statements):
+            return (
+                f"expected {len(self.statements)} verdicts, one per outcome in order, got "
+                f"{len(reply.outcomes)}"
+            )
+        return None
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        messages = ctx.target_output.messages if ctx.target_output else []
+        earlier = messages[:-1] if len(messages) > 2 else []  # more than the input and reply
+        values = {
+            "outcomes": list(self.statements),
+            "transcript": [m.model_dump(exclude_defaults=True) for m in earlier],
+        }
+        judgement = await self.ask(ctx, OutcomesReply, values, check=self._check)
+        verdicts = judgement.answer.outcomes
+        passed = sum(v.passed for v in verdicts)
+        m = Measurement(
+            score=passed / len(verdicts),
+            hits=[s for s, v in zip(self.statements, verdicts, strict=True) if v.passed],
+            misses=[s for s, v in zip(self.statements, verdicts, strict=True) if not v.passed],
+            reasoning=f"{passed} of {len(verdicts)} expected outcomes met",
+            details=[
+                detail(f"outcome[{i}]", v.passed, expected=s, message=v.justification)
+                for i, (s, v) in enumerate(zip(self.statements, verdicts, strict=True))
+            ],
+        )
+        return m.charged(judgement)
+
+
+def outcome_results(
+    grader: ExpectedOutcomes, result: GraderResult
+) -> list[ExpectedOutcomeResult] | None:
+    """The per-statement results of a graded `ExpectedOutcomes`; None when it errored."""
+    if result.error is not None:
+        return None
+    by_check = {d.check: d for d in result.details}
+    results: list[ExpectedOutcomeResult] = []
+    for i, statement in enumerate(grader.statements):
+        d = by_check.get(f"outcome[{i}]")
+        if d is None:  # past 10 failed Details only failed ones are dropped (SPEC §1.1)
+            results.append(ExpectedOutcomeResult(outcome=statement, passed=False))
+            continue
+        results.append(
+            ExpectedOutcomeResult(outcome=statement, passed=d.passed, justification=d.message)
+        )
+    return results

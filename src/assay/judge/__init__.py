@@ -1,0 +1,43 @@
+"""The judge client: structured verdicts from an LLM, hardened against injection, cached.
+
+Every judged grader asks through `JudgeClient.ask` with a `RenderedPrompt` (a packaged or
+custom template, untrusted fields in nonce-delimited blocks) and a pydantic reply model.
+"""
+
+from assay.judge._client import INVALID_REPLY_RETRIES, JudgeClient, JudgeError, Judgement
+from assay.judge._hardening import SYSTEM_RULES, block, neutralise, new_nonce
+from assay.judge._pool import JudgePool, NoJudgeError
+from assay.judge._schema import extract_json, strict_schema
+from assay.judge._spec import JudgeSpec, judge_from_env, merge_judges
+from assay.judge._templates import (
+    TEST_FIELDS,
+    UNTRUSTED_FIELDS,
+    PromptTemplate,
+    RenderedPrompt,
+    builtin,
+    load_override,
+)
+
+__all__ = [
+    "INVALID_REPLY_RETRIES",
+    "SYSTEM_RULES",
+    "TEST_FIELDS",
+    "UNTRUSTED_FIELDS",
+    "JudgeClient",
+    "JudgeError",
+    "JudgePool",
+    "JudgeSpec",
+    "Judgement",
+    "NoJudgeError",
+    "PromptTemplate",
+    "RenderedPrompt",
+    "block",
+    "builtin",
+    "extract_json",
+    "judge_from_env",
+    "load_override",
+    "merge_judges",
+    "neutralise",
+    "new_nonce",
+    "strict_schema",
+]

@@ -1,0 +1,70 @@
+"""The judges of one run: one client per distinct judge, sharing the cache and the limit."""
+
+from __future__ import annotations
+
+from assay._concurrency import AdaptiveLimiter
+from assay.cache import ResponseCache
+from assay.judge._client import JudgeClient
+from assay.judge._spec import JudgeSpec, merge_judges
+
+__all__ = ["JudgePool", "NoJudgeError"]
+
+
+class NoJudgeError(LookupError):
+    """No judge model is configured at any level."""
+
+
+class JudgePool:
+    """Resolves each grader's judge (SPEC §5 order) and hands out one client per judge.
+
+    Args:
+        base: The project's and the suite's `judge:` merged (the lower levels).
+        forced: The environment's and the command line's settings (the upper levels): they
+            win over a grader's own `judge:`.
+        cache: The run's response cache, or None.
+        concurrency: How many judge calls run at once, across every judge of the run.
+    """
+
+    def __init__(
+        self,
+        base: JudgeSpec | None = None,
+        forced: JudgeSpec | None = None,
+        *,
+        cache: ResponseCache | None = None,
+        concurrency: int = 8,
+    ) -> None:
+        self.base = base
+        self.forced = forced
+        self.cache = cache
+        self.limiter = AdaptiveLimiter(concurrency)
+        self._clients: dict[str, JudgeClient] = {}
+
+    def resolve(self, own: JudgeSpec | None = None) -> JudgeSpec | None:
+        """The judge a grader with `own` settings uses; None when no model is set anywhere."""
+        spec = merge_judges(self.base, own, self.forced)
+        return spec if spec is not None and spec.model else None
+
+    def client(self, own: JudgeSpec | None = None) -> JudgeClient:
+        """The client of the judge a grader with `own` settings uses.
+
+        Raises:
+            NoJudgeError: No level sets a judge model.
+        """
+        spec = self.resolve(own)
+        if spec is None:
+            raise NoJudgeError(
+                "no judge is configured: set `judge: {model: ...}` in the suite or assay.yaml, "
+                "pass --judge-model, or export ASSAY_JUDGE_MODEL"
+            )
+        identity = spec.model_dump_json(exclude_unset=True)
+        client = self._clients.get(identity)
+        if client is None:
+            client = JudgeClient(spec, cache=self.cache, limiter=self.limiter)
+            self._clients[identity] = client
+        return client
+
+    async def close(self) -> None:
+        """Close every client's connections."""
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.close()

@@ -1,0 +1,176 @@
+"""Judge prompt templates: package data, versioned by content hash, overridable per grader.
+
+A template is the user message of a judge call, written in Jinja2 and rendered in a sandbox.
+It sees the test fields of SPEC §2 (`input`, `output`, `expected_output`, `context`,
+`metadata`) plus what its grader adds (rubric items, metrics, outcomes...). Untrusted fields
+arrive already wrapped as delimited data blocks (`assay.judge._hardening`), so a custom
+template cannot forget the hardening.
+
+The version stored with every judged result is a hash of the system rules and the template
+text: editing a template (or upgrading assay to one with different wording) changes it, and
+cached judgements of the old wording are not reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+from jinja2 import meta
+from jinja2.sandbox import SandboxedEnvironment
+
+from assay.judge._hardening import SYSTEM_RULES, block, documents, new_nonce, untrusted_texts
+from assay.results import JSON
+
+__all__ = [
+    "TEST_FIELDS",
+    "UNTRUSTED_FIELDS",
+    "PromptTemplate",
+    "RenderedPrompt",
+    "builtin",
+    "load_override",
+]
+
+TEST_FIELDS = frozenset({"input", "output", "expected_output", "context", "metadata"})
+"""The SPEC §2 variables every template may use."""
+
+UNTRUSTED_FIELDS = frozenset(
+    {"input", "output", "expected_output", "context", "transcript", "tool_calls", "claims"}
+)
+"""Fields rendered as delimited data blocks, never as raw text."""
+
+_ENV = SandboxedEnvironment(
+    undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False
+)
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    """A judge request's text: the user message and the nonce its data blocks carry."""
+
+    template: str
+    """Template name, e.g. `llm-grader` or `llm-grader+file:criteria.md`."""
+    version: str
+    """12 hex digits of the template's content hash."""
+    user: str
+    nonce: str
+
+    @property
+    def label(self) -> str:
+        """`name@version`, as stored with each judged result."""
+        return f"{self.template}@{self.version}"
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A named Jinja2 template of a judge call's user message."""
+
+    name: str
+    source: str
+    variables: frozenset[str] = field(default=TEST_FIELDS)
+    """Names the template may use (checked when it is created)."""
+
+    def __post_init__(self) -> None:
+        unknown = sorted(self.used - self.variables)
+        if unknown:
+            known = ", ".join(sorted(self.variables))
+            raise ValueError(
+                f"prompt template '{self.name}' uses unknown variable(s) {', '.join(unknown)}; "
+                f"the variables are {known}"
+            )
+
+    @cached_property
+    def _compiled(self) -> jinja2.Template:
+        return _ENV.from_string(self.source)
+
+    @cached_property
+    def used(self) -> frozenset[str]:
+        """The variables the template refers to.
+
+        Raises:
+            ValueError: The template is not valid Jinja2 (with the line).
+        """
+        try:
+            parsed = _ENV.parse(self.source)
+        except jinja2.TemplateSyntaxError as exc:
+            raise ValueError(
+                f"prompt template '{self.name}' line {exc.lineno}: {exc.message}"
+            ) from None
+        return frozenset(meta.find_undeclared_variables(parsed))
+
+    @cached_property
+    def version(self) -> str:
+        """Hash of the system rules and this template's text."""
+        digest = hashlib.sha256(f"{SYSTEM_RULES}\x00{self.source}".encode())
+        return digest.hexdigest()[:12]
+
+    def render(self, values: Mapping[str, JSON], nonce: str | None = None) -> RenderedPrompt:
+        """Render with `values`; the untrusted ones become data blocks carrying `nonce` (by
+        default a fresh random one that none of them contains).
+
+        Raises:
+            jinja2.TemplateError: The template failed while rendering (e.g. a sandbox violation).
+        """
+        untrusted = {k: v for k, v in values.items() if k in UNTRUSTED_FIELDS}
+        nonce = nonce or new_nonce(untrusted_texts(untrusted))
+        rendered = {
+            k: _data(k, v, nonce) if k in UNTRUSTED_FIELDS else v for k, v in values.items()
+        }
+        user = _own_lines(self._compiled.render(rendered), nonce).strip()
+        return RenderedPrompt(self.name, self.version, user, nonce)
+
+    def with_override(self, prompt: str, origin: str) -> PromptTemplate:
+        """A custom template replacing this one (same variables), named after where it came
+        from."""
+        return PromptTemplate(f"{self.name}+{origin}", prompt, self.variables)
+
+
+def _own_lines(text: str, nonce: str) -> str:
+    """Put every delimiter on a line of its own, as the system rules describe them, also where
+    a template writes a field mid-sentence (`Rate {{ output }} now`). Safe because data never
+    contains `<<<` (neutralised), so every match is a real delimiter."""
+    text = re.sub(rf"(?<!\n)(<<<(?:END )?[A-Z_]+ {nonce}>>>)", r"\n\1", text)
+    return re.sub(rf"(<<<(?:END )?[A-Z_]+ {nonce}>>>)(?!\n|$)", r"\1\n", text)
+
+
+def _data(name: str, value: JSON, nonce: str) -> str:
+    """An untrusted value as a data block; empty values render as "" so `{% if %}` skips them."""
+    if value is None or value in ("", [], {}):
+        return ""
+    if name == "context" and isinstance(value, list):
+        value = documents(str(v) for v in value)
+    return block(name, value, nonce)
+
+
+def builtin(name: str, variables: frozenset[str] = TEST_FIELDS) -> PromptTemplate:
+    """The packaged template `templates/<name>.j2`."""
+    source = resources.files("assay.judge").joinpath("templates", f"{name}.j2").read_text("utf-8")
+    return PromptTemplate(name, source, variables | TEST_FIELDS)
+
+
+def load_override(prompt: str, base_dir: Path | None) -> tuple[str, str]:
+    """A `prompt:` option's template text and origin: a file path when it is one line that
+    names an existing file (relative to the suite), otherwise the inline text.
+
+    Raises:
+        ValueError: A one-line value ending in .md/.txt/.j2/.jinja names no file.
+    """
+    candidate = prompt.strip()
+    if "\n" not in candidate:
+        path = Path(candidate)
+        if base_dir is not None and not path.is_absolute():
+            path = base_dir / path
+        if path.suffix in _TEMPLATE_SUFFIXES or path.is_file():
+            if not path.is_file():
+                raise ValueError(f"prompt file '{candidate}' does not exist (looked at {path})")
+            return path.read_text("utf-8"), f"file:{Path(candidate).name}"
+    return prompt, "inline"
+
+
+_TEMPLATE_SUFFIXES = frozenset({".md", ".txt", ".j2", ".jinja", ".jinja2"})

@@ -1,0 +1,96 @@
+"""`assay runs`: list, show, export, import and delete stored runs, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write
+from tests.e2e._cli import assay
+
+SUITE = """\
+name: {name}
+target: {{type: fake, responses: {{q1: "ok", q2: "no"}}}}
+assertions: [{{type: contains, value: ok}}]
+tests:
+  - {{id: a, input: q1}}
+  - {{id: b, input: q2}}
+"""
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """A directory whose store holds a run of suite `alpha` and then one of `beta`."""
+    directory = tmp_path_factory.mktemp("runs")
+    ids = []
+    for name in ("alpha", "beta"):
+        write(directory / f"{name}.eval.yaml", SUITE.format(name=name))
+        done = assay("run", f"{name}.eval.yaml", "--json", cwd=directory)
+        assert done.returncode == 1, done.stderr  # b fails
+        ids.append(json.loads(done.stdout)["id"])
+    return directory, ids
+
+
+def test_list_is_newest_first_and_filters(stored: tuple[Path, list[str]]) -> None:
+    directory, (alpha, beta) = stored
+    listed = assay("runs", "list", "--json", cwd=directory)
+    assert [r["id"] for r in json.loads(listed.stdout)] == [beta, alpha]
+    only = assay("runs", "list", "--suite", "alpha", "--json", cwd=directory)
+    assert [r["id"] for r in json.loads(only.stdout)] == [alpha]
+    table = assay("runs", "list", cwd=directory)
+    assert table.returncode == 0
+    assert table.stdout.index(beta) < table.stdout.index(alpha)
+    assert "50.0%" in table.stdout  # pass rate of 1 of 2 cases
+    none = assay("runs", "list", "--status", "running", cwd=directory)
+    assert none.stdout.strip() == "no runs match"
+
+
+def test_show_accepts_a_prefix_and_prints_the_run_result(stored: tuple[Path, list[str]]) -> None:
+    directory, (alpha, _) = stored
+    shown = assay("runs", "show", alpha[:-2], "--json", cwd=directory)
+    document = json.loads(shown.stdout)
+    assert document["id"] == alpha
+    assert [c["case_id"] for c in document["results"]] == ["a", "b"]
+    terminal = assay("runs", "show", alpha, cwd=directory)
+    assert terminal.returncode == 0 and "alpha" in terminal.stdout
+    unknown = assay("runs", "show", "nope", cwd=directory)
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+
+
+def test_export_then_import_round_trips_exactly(
+    stored: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    directory, (alpha, _) = stored
+    exported = directory / "alpha.jsonl"
+    assert assay("runs", "export", alpha, "-o", str(exported), cwd=directory).returncode == 0
+    other = tmp_path / "other.db"
+    imported = assay("runs", "import", str(exported), "--db", str(other), cwd=directory)
+    assert imported.returncode == 0, imported.stderr
+    assert f"imported run {alpha} (2 cases)" in imported.stdout
+    again = assay("runs", "export", alpha, "--db", str(other), cwd=directory)
+    assert again.stdout == exported.read_text(encoding="utf-8")
+    header = json.loads(exported.read_text(encoding="utf-8").splitlines()[0])
+    assert header["assay_export"] == 1 and header["snapshot"]["suite"]["name"] == "alpha"
+    twice = assay("runs", "import", str(exported), "--db", str(other), cwd=directory)
+    assert twice.returncode == 2 and "already exists" in twice.stderr
+
+
+def test_import_rejects_a_file_that_is_not_an_export(tmp_path: Path) -> None:
+    bad = write(
+        tmp_path / "bad.jsonl", '{"assay_export": 1, "run": {}, "snapshot": {}}\n{"x": 1}\n'
+    )
+    done = assay("runs", "import", str(bad), "--db", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"{bad}:2: not a case result: case_id: Field required" in done.stderr
+
+
+def test_delete_needs_yes_without_a_terminal(tmp_path: Path) -> None:
+    write(tmp_path / "gamma.eval.yaml", SUITE.format(name="gamma"))
+    run_id = json.loads(assay("run", "gamma.eval.yaml", "--json", cwd=tmp_path).stdout)["id"]
+    refused = assay("runs", "delete", run_id, cwd=tmp_path)
+    assert refused.returncode == 2 and "pass --yes" in refused.stderr
+    deleted = assay("runs", "delete", run_id, "--yes", cwd=tmp_path)
+    assert deleted.returncode == 0 and f"deleted run {run_id}" in deleted.stdout
+    assert json.loads(assay("runs", "list", "--json", cwd=tmp_path).stdout) == []

@@ -1,0 +1,143 @@
+"""The judge client through the real SDKs against the local server: modes, memory of what the
+server accepts, providers, keys, and the cache."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from assay.cache import CacheMiss, CacheMode, ResponseCache
+from assay.judge import JudgeClient, JudgeError, Judgement, JudgeSpec, PromptTemplate
+from assay.testing import FakeOpenAIServer
+
+TEMPLATE = PromptTemplate("t", "Rate this: {{ output }}")
+
+
+class Reply(BaseModel):
+    score: float = Field(ge=0.0, le=1.0)
+    reasoning: str
+
+
+def ask(client: JudgeClient, output: str = "fine", **kwargs: Any) -> Judgement[Reply]:
+    async def go() -> Judgement[Reply]:
+        try:
+            return await client.ask(TEMPLATE.render({"output": output}), Reply, **kwargs)
+        finally:
+            await client.close()
+
+    return asyncio.run(go())
+
+
+def client_for(server: FakeOpenAIServer, **spec: Any) -> JudgeClient:
+    settings: dict[str, Any] = {"model": "judge-model", "base_url": server.base_url}
+    settings.setdefault("api_key_env", "")
+    settings.update(spec)
+    return JudgeClient(JudgeSpec(**settings))
+
+
+def test_the_mode_the_server_accepted_is_remembered() -> None:
+    with FakeOpenAIServer(judge={"score": 0.5}, output_modes=()) as server:
+        client = client_for(server)
+
+        async def twice() -> None:
+            prompt = TEMPLATE.render({"output": "x"})
+            await client.ask(prompt, Reply)
+            await client.ask(prompt, Reply)
+            await client.close()
+
+        asyncio.run(twice())
+        kinds = [(r.get("response_format") or {}).get("type") for r in server.requests]
+    assert kinds == ["json_schema", "json_object", None, None]
+    assert client.mode == "text"
+
+
+def test_an_explicit_mode_does_not_fall_back() -> None:
+    with FakeOpenAIServer(judge={"score": 0.5}, output_modes=()) as server:
+        client = client_for(server, structured_output="json_schema")
+        with pytest.raises(JudgeError, match="rejected json_schema output"):
+            ask(client)
+        assert server.request_count == 1
+
+
+def test_the_strict_schema_is_sent_and_the_system_rules_carry_the_nonce() -> None:
+    with FakeOpenAIServer(judge={"score": 0.5}) as server:
+        ask(client_for(server))
+        body = server.requests[-1]
+    fmt = body["response_format"]["json_schema"]
+    assert (fmt["name"], fmt["strict"]) == ("Reply", True)
+    assert fmt["schema"]["additionalProperties"] is False
+    assert fmt["schema"]["required"] == ["score", "reasoning"]
+    system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+    nonce = user.split("<<<OUTPUT ", 1)[1].split(">>>", 1)[0]
+    assert f"<<<END NAME {nonce}>>>" in system
+    assert body["temperature"] == 0.0
+
+
+def test_the_anthropic_judge_answers_through_a_forced_tool_call() -> None:
+    with FakeOpenAIServer(judge={"score": 0.75, "reasoning": "ok"}) as server:
+        client = JudgeClient(
+            JudgeSpec(
+                provider="anthropic", model="claude-judge", base_url=server.url, api_key_env=""
+            )
+        )
+        judgement = ask(client)
+        body = server.requests[-1]
+    assert (judgement.answer.score, judgement.answer.reasoning) == (0.75, "ok")
+    assert body["tool_choice"] == {"type": "tool", "name": "submit_judgement"}
+    assert body["system"].startswith("You are a careful, impartial evaluator")
+    assert judgement.token_usage is not None and judgement.token_usage.input > 0
+
+
+def test_a_missing_api_key_is_an_error_saying_which_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ASSAY_TEST_JUDGE_KEY", raising=False)
+    client = JudgeClient(JudgeSpec(model="gpt-judge", api_key_env="ASSAY_TEST_JUDGE_KEY"))
+    with pytest.raises(JudgeError, match="environment variable ASSAY_TEST_JUDGE_KEY is not set"):
+        ask(client)
+
+
+def test_a_judge_at_its_own_endpoint_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ASSAY_TEST_JUDGE_KEY", raising=False)
+    with FakeOpenAIServer(judge={"score": 0.5}) as server:
+        client = client_for(server, api_key_env="ASSAY_TEST_JUDGE_KEY")
+        assert ask(client).answer.score == 0.5
+    with FakeOpenAIServer(judge={"score": 0.5}, api_key="secret") as guarded:
+        client = client_for(guarded, api_key_env="ASSAY_TEST_JUDGE_KEY")
+        with pytest.raises(JudgeError, match=r"HTTP 401.*\$ASSAY_TEST_JUDGE_KEY"):
+            ask(client)
+
+
+def test_a_cached_judgement_costs_no_request_and_a_new_nonce_still_hits(tmp_path: Path) -> None:
+    with FakeOpenAIServer(judge={"score": 0.6}) as server:
+        with ResponseCache(tmp_path / "c.db") as cache:
+            first = ask(JudgeClient(client_for(server).spec, cache=cache))
+            again = ask(JudgeClient(client_for(server).spec, cache=cache))
+            rejudged = ask(JudgeClient(client_for(server).spec, cache=cache), rejudge_round=1)
+        asked = server.request_count
+    assert (first.cached, again.cached, rejudged.cached) == (False, True, False)
+    assert again.answer == first.answer and again.token_usage == first.token_usage
+    assert asked == 2
+
+
+def test_replay_mode_raises_on_a_missing_judgement(tmp_path: Path) -> None:
+    with FakeOpenAIServer(judge={"score": 0.6}) as server:
+        with (
+            ResponseCache(tmp_path / "c.db", CacheMode.REPLAY) as cache,
+            pytest.raises(CacheMiss),
+        ):
+            ask(JudgeClient(client_for(server).spec, cache=cache))
+        assert server.request_count == 0
+
+
+def test_prose_without_json_is_re_asked_then_an_error() -> None:
+    with FakeOpenAIServer(reply=lambda body: "I think it is quite good.") as server:
+        with pytest.raises(JudgeError, match="the reply holds no JSON object") as info:
+            ask(client_for(server))
+        asked = server.request_count
+    assert asked == 3
+    assert info.value.model == "judge-model" and info.value.token_usage is not None
