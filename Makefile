@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check --quiet
 
-.PHONY: demo test lint typecheck unit schema docs clean
+.PHONY: demo test lint typecheck unit provision schema docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,11 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
-unit: $(VENV)/.installed-dev
+# System packages the tests need (a PostgreSQL server for the store contract tests).
+provision:
+	scripts/provision-test-services
+
+unit: $(VENV)/.installed-dev provision
 	$(BIN)/pytest --cov --cov-report=term --cov-report=xml
 
 test: lint typecheck unit

@@ -6,18 +6,23 @@ rules that fill them live in `assay.scoring`.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "JSON",
+    "CaseChange",
     "CaseResult",
+    "CaseScore",
     "Detail",
     "ErrorInfo",
     "ExpectedOutcomeResult",
     "GraderResult",
     "Message",
+    "RegressionCase",
+    "RegressionResult",
+    "RegressionStatus",
     "RunConfigSnapshot",
     "RunResult",
     "RunStatus",
@@ -38,6 +43,8 @@ JSON: TypeAlias = Any
 
 Verdict = Literal["pass", "borderline", "fail", "error"]
 RunStatus = Literal["running", "completed", "interrupted", "failed"]
+RegressionStatus = Literal["new", "clean", "warning", "critical"]
+CaseChange = Literal["regressed", "improved", "unchanged", "new", "removed"]
 
 
 class _Result(BaseModel):
@@ -284,6 +291,55 @@ class SchedulingStats(_Result):
     cache_misses: int = 0
 
 
+class CaseScore(NamedTuple):
+    """The four fields of a case result that comparing runs needs, read without the rest.
+
+    A store answers these from indexed columns, so a 100,000-case comparison does not parse
+    every stored result."""
+
+    case_id: str
+    verdict: Verdict
+    score: float | None
+    duration_ms: float
+
+
+class RegressionCase(_Result):
+    """A case whose result changed against the baseline run (SPEC §6 regression metric)."""
+
+    case_id: str
+    status: CaseChange
+    base_verdict: Verdict | None
+    head_verdict: Verdict | None
+    base_score: float | None
+    head_score: float | None
+    score_delta: float | None
+    """`head_score − base_score`; None unless both runs scored the case."""
+
+
+class RegressionResult(_Result):
+    """How a run compares with its baseline: the status a suite's `regression:` block gates on.
+
+    A `critical` status fails the run (`RunResult.passed` is false) while the §1.5 summary
+    keeps measuring the run on its own.
+    """
+
+    status: RegressionStatus
+    strategy: Literal["last_passing", "pinned", "run"]
+    baseline_run_id: str | None
+    """None when no baseline exists yet (status `new`)."""
+    tolerance: float
+    critical_threshold: float
+    base_score: float | None = None
+    """Mean case score (0–1) of the baseline run."""
+    head_score: float | None = None
+    score_delta: float | None = None
+    """`head_score − base_score`."""
+    case_counts: dict[str, int] = Field(default_factory=dict)
+    """Cases per status: regressed, improved, unchanged, new, removed."""
+    cases: list[RegressionCase] = Field(default_factory=list)
+    """Every case that did not stay `unchanged`, in the run's order (removed ones last)."""
+
+
 class RunResult(_Result):
     """A run as stored and reported (SPEC §8); `results` may be omitted for listings."""
 
@@ -301,3 +357,11 @@ class RunResult(_Result):
     cost_usd: float | None = None
     assay_version: str = ""
     scheduling: SchedulingStats | None = None
+    regression: RegressionResult | None = None
+    """The run against its baseline, when the suite or `--baseline` asked for one."""
+
+    @property
+    def passed(self) -> bool:
+        """The run's verdict: both §1.5 dimensions passed and no critical regression."""
+        critical = self.regression is not None and self.regression.status == "critical"
+        return self.summary.passed and not critical

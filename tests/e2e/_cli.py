@@ -10,9 +10,17 @@ from pathlib import Path
 ASSAY = str(Path(sys.executable).with_name("assay"))
 
 
-def assay(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run `assay ARGS` in `cwd` with a clean store environment."""
+def assay_env(**extra: str) -> dict[str, str]:
+    """The environment of a CLI run: no inherited store URL or terminal width, plus `extra`."""
     env = {k: v for k, v in os.environ.items() if k not in ("ASSAY_DATABASE_URL", "COLUMNS")}
+    return {**env, **extra}
+
+
+def assay(
+    *args: str, cwd: Path, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `assay ARGS` in `cwd` with a clean store environment (or `env`)."""
+    env = env if env is not None else assay_env()
     return subprocess.run(
         [ASSAY, *args],
         cwd=cwd,

@@ -21,7 +21,7 @@ from assay.results import (
     TokenUsage,
     ToolCall,
 )
-from assay.store import SQLiteStore
+from assay.store import SQLiteStore, SQLStore, open_store
 
 
 @pytest.fixture
@@ -29,8 +29,27 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "runs" / "assay.db"
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request: pytest.FixtureRequest, db_path: Path) -> str:
+    """Where a contract test's store lives: a SQLite file, or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(db_path)
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
 @pytest.fixture
-def store(db_path: Path) -> Iterator[SQLiteStore]:
+def store(location: str) -> Iterator[SQLStore]:
+    """An open store of each backend; contract tests take this one."""
+    opened = open_store(location)
+    assert isinstance(opened, SQLStore)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def sqlite_store(db_path: Path) -> Iterator[SQLiteStore]:
+    """A SQLite store, for what only SQLite does (files, pragmas)."""
     opened = SQLiteStore(db_path)
     yield opened
     opened.close()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
 
 from assay.errors import UsageError
-from assay.store import DEFAULT_DB_PATH, SQLiteStore, Store, open_store
+from assay.store import DEFAULT_DB_PATH, PostgresStore, SQLiteStore, Store, open_store
 
 
 @pytest.fixture(autouse=True)
@@ -66,34 +67,57 @@ def test_environment_variable_when_no_location(
     assert not (tmp_path / ".assay").exists()
 
 
+def test_a_postgres_url_opens_a_postgres_store(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSAY_DATABASE_URL", postgres_url)
+    with open_store(None) as store:
+        assert isinstance(store, PostgresStore)
+        assert store.list_runs() == []
+    # The plain scheme is taken as psycopg 3, the driver assay installs.
+    plain = postgres_url.replace("postgresql+psycopg://", "postgresql://")
+    with open_store(plain) as store:
+        assert store.describe() == postgres_url
+
+
 @pytest.mark.parametrize(
     "url",
     [
-        "postgresql+psycopg://assay:s3cret@db.internal:5432/assay",
-        "postgresql://localhost/assay",
-        "postgres://u:p@h/d",
+        "postgresql+psycopg://assay:s3cret@127.0.0.1:9/assay",
+        "postgres://assay:s3cret@127.0.0.1:9/assay",
     ],
 )
-def test_postgres_is_not_supported_yet(url: str) -> None:
+def test_an_unreachable_postgres_server_is_a_usage_error_without_the_password(url: str) -> None:
     with pytest.raises(UsageError) as info:
         open_store(url)
     message = str(info.value)
-    scheme = url.split("://", maxsplit=1)[0]
-    assert message == (
-        f"the store location is a PostgreSQL URL ('{scheme}://...'), and PostgreSQL run "
-        "stores are not supported yet: they arrive with the store migration work, together "
-        "with the extra to install then (pip install 'assay[postgres]'). For now use a SQLite "
-        "file: a path or sqlite:///path/to/assay.db."
+    assert message.startswith(
+        "cannot open the run store postgresql+psycopg://assay:***@127.0.0.1:9/assay: "
+    )
+    assert message.endswith(
+        "Check that the server is running, the database exists, and the "
+        "user may create tables in it."
     )
     assert "s3cret" not in message
 
 
-def test_postgres_from_the_environment_names_the_variable(
+def test_another_postgres_driver_or_no_database_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("ASSAY_DATABASE_URL", "postgresql+psycopg://u:pw@h/d")
-    with pytest.raises(UsageError, match=r"^\$ASSAY_DATABASE_URL is a PostgreSQL URL"):
+    monkeypatch.setenv("ASSAY_DATABASE_URL", "postgresql+psycopg2://u:pw@h/d")
+    with pytest.raises(UsageError, match=r"^\$ASSAY_DATABASE_URL asks for the driver "):
         open_store(None)
+    with pytest.raises(UsageError, match="names no database"):
+        open_store("postgresql://u:pw@h")
+
+
+def test_a_missing_driver_says_which_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "psycopg" else real(name, *a)
+    )
+    with pytest.raises(UsageError, match=r"pip install 'assay\[postgres\]'"):
+        open_store("postgresql://u@127.0.0.1:9/d")
 
 
 @pytest.mark.parametrize(
@@ -110,3 +134,16 @@ def test_unusable_urls(url: str, expected: str) -> None:
         open_store(url)
     assert expected in str(info.value)
     assert "pw" not in str(info.value)
+
+
+def test_the_environment_beats_the_project_store_and_a_location_beats_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = str(tmp_path / "project.db")
+    with open_store(None, fallback=project) as store:
+        assert isinstance(store, SQLiteStore) and store.path == tmp_path / "project.db"
+    monkeypatch.setenv("ASSAY_DATABASE_URL", f"sqlite:///{tmp_path}/env.db")
+    with open_store(None, fallback=project) as store:
+        assert isinstance(store, SQLiteStore) and store.path == tmp_path / "env.db"
+    with open_store(tmp_path / "flag.db", fallback=project) as store:
+        assert isinstance(store, SQLiteStore) and store.path == tmp_path / "flag.db"

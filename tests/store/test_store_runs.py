@@ -8,14 +8,14 @@ import pytest
 
 from assay.errors import UsageError
 from assay.results import CaseResult, RunResult, SchedulingStats
-from assay.store import SQLiteStore
+from assay.store import SQLStore
 
 MakeRun = Callable[..., RunResult]
 MakeCase = Callable[..., CaseResult]
 
 
 def test_list_runs_filters_by_target_status_and_start_date(
-    store: SQLiteStore, make_run: MakeRun
+    store: SQLStore, make_run: MakeRun
 ) -> None:
     runs = {
         "r1": ("2025-01-01T10:00:00Z", "bot-a", "running"),
@@ -33,7 +33,7 @@ def test_list_runs_filters_by_target_status_and_start_date(
 
 
 def test_delete_run_removes_it_and_its_results_only(
-    store: SQLiteStore, make_run: MakeRun, make_case: MakeCase
+    store: SQLStore, make_run: MakeRun, make_case: MakeCase
 ) -> None:
     store.create_run(make_run("keep-1"), {})
     store.create_run(make_run("gone-1", results=[make_case("a"), make_case("b")]), {})
@@ -45,7 +45,7 @@ def test_delete_run_removes_it_and_its_results_only(
         store.get_run("gone-1")
 
 
-def test_a_created_run_keeps_its_scheduling_record(store: SQLiteStore, make_run: MakeRun) -> None:
+def test_a_created_run_keeps_its_scheduling_record(store: SQLStore, make_run: MakeRun) -> None:
     scheduling = SchedulingStats(
         target_concurrency=8, target_concurrency_final=4, target_concurrency_lowest=2, retries=3
     )

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay._strict_model import StrictModel
-from assay.results import Verdict
+from assay.results import CaseChange, Verdict
 
 __all__ = [
     "CASE_STATUSES",
@@ -27,7 +27,7 @@ __all__ = [
     "GateState",
 ]
 
-CaseStatus = Literal["regressed", "improved", "unchanged", "new", "removed"]
+CaseStatus = CaseChange
 CASE_STATUSES: tuple[CaseStatus, ...] = ("regressed", "improved", "unchanged", "new", "removed")
 
 GateName = Literal["pass_rate", "avg_score", "latency"]

@@ -7,9 +7,8 @@ its baseline (`last_passing` or `pinned`): it is what `assay run --baseline` and
 
 from __future__ import annotations
 
-from typing import Literal
-
 from assay.errors import UsageError
+from assay.results import RegressionStatus
 
 __all__ = [
     "DEFAULT_CRITICAL_THRESHOLD",
@@ -17,8 +16,6 @@ __all__ = [
     "RegressionStatus",
     "regression_status",
 ]
-
-RegressionStatus = Literal["new", "clean", "warning", "critical"]
 
 DEFAULT_REGRESSION_TOLERANCE = 0.02
 """A drop of the mean score up to this (0–1) is noise: the status stays `clean`."""

@@ -1,21 +1,61 @@
-"""Suite and project configuration: models, YAML loading with located errors, JSON Schema."""
+"""Suite and project configuration: models, YAML loading with located errors, JSON Schema.
 
-from assay.config._checks import case_graders
-from assay.config._execution import SuiteExecution, TestExecution, VerdictBands
-from assay.config._load import (
-    PROJECT_FILE,
-    SUITE_SUFFIXES,
-    LoadedProject,
-    LoadedSuite,
-    discover_suite_files,
-    find_project,
-    load_project,
-    load_suite,
-    parse_suite,
-)
-from assay.config._schema import suite_json_schema, suite_json_schema_text
-from assay.config._suite import ExpectedToolCall, InputMessage, ProjectConfig, Suite, TestCase
-from assay.config._yaml import SourceMap, format_path, interpolate_env, load_yaml
+Names are imported on first use (PEP 562): the suite models pull in every grader and target,
+and commands that only read stored runs need none of them (`project_store`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.config._checks import case_graders
+    from assay.config._execution import SuiteExecution, TestExecution, VerdictBands
+    from assay.config._load import (
+        SUITE_SUFFIXES,
+        LoadedProject,
+        LoadedSuite,
+        discover_suite_files,
+        load_project,
+        load_suite,
+        parse_suite,
+    )
+    from assay.config._project_store import PROJECT_FILE, find_project, project_store
+    from assay.config._schema import suite_json_schema, suite_json_schema_text
+    from assay.config._suite import (
+        ExpectedToolCall,
+        InputMessage,
+        ProjectConfig,
+        Suite,
+        TestCase,
+    )
+    from assay.config._yaml import SourceMap, format_path, interpolate_env, load_yaml
+
+_MODULES = {
+    "assay.config._checks": ["case_graders"],
+    "assay.config._execution": ["SuiteExecution", "TestExecution", "VerdictBands"],
+    "assay.config._load": [
+        "SUITE_SUFFIXES",
+        "LoadedProject",
+        "LoadedSuite",
+        "discover_suite_files",
+        "load_project",
+        "load_suite",
+        "parse_suite",
+    ],
+    "assay.config._project_store": ["PROJECT_FILE", "find_project", "project_store"],
+    "assay.config._schema": ["suite_json_schema", "suite_json_schema_text"],
+    "assay.config._suite": [
+        "ExpectedToolCall",
+        "InputMessage",
+        "ProjectConfig",
+        "Suite",
+        "TestCase",
+    ],
+    "assay.config._yaml": ["SourceMap", "format_path", "interpolate_env", "load_yaml"],
+}
+_WHERE = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "PROJECT_FILE",
@@ -40,6 +80,16 @@ __all__ = [
     "load_suite",
     "load_yaml",
     "parse_suite",
+    "project_store",
     "suite_json_schema",
     "suite_json_schema_text",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay.config' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value

@@ -14,6 +14,7 @@ from assay.config._aliases import rewrite_project, rewrite_suite, rewrite_tests
 from assay.config._checks import check_suite
 from assay.config._datasets import display_path, load_tests
 from assay.config._errors import issues_from_validation
+from assay.config._project_store import PROJECT_FILE, find_project
 from assay.config._suite import ProjectConfig, Suite
 from assay.config._yaml import SourceMap, load_yaml
 from assay.errors import ConfigError, ConfigIssue
@@ -31,7 +32,6 @@ __all__ = [
     "parse_suite",
 ]
 
-PROJECT_FILE = "assay.yaml"
 SUITE_SUFFIXES = (".eval.yaml", ".eval.yml")
 
 
@@ -164,16 +164,6 @@ def discover_suite_files(paths: Iterable[str | Path]) -> list[Path]:
         else:
             raise ConfigError([ConfigIssue(str(raw), None, "", "file not found")])
     return found
-
-
-def find_project(start: Path | None = None) -> Path | None:
-    """The nearest `assay.yaml` in `start` (default: the working directory) or its parents."""
-    here = (start or Path.cwd()).resolve()
-    for directory in (here, *here.parents):
-        candidate = directory / PROJECT_FILE
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def load_project(path: Path | None = None) -> LoadedProject:

@@ -1,16 +1,22 @@
-"""Run storage: the Store protocol, the SQLite store and an in-memory sink."""
+"""Run storage: the Store protocol, the SQLite and PostgreSQL stores, and an in-memory sink."""
 
 from assay.store._memory import MemorySink
-from assay.store._open import DEFAULT_DB_PATH, open_store
+from assay.store._open import DATABASE_URL_ENV, DEFAULT_DB_PATH, open_store
+from assay.store._postgres import PostgresStore
 from assay.store._protocol import ResultSink, Store
 from assay.store._snapshot import RawJSON
+from assay.store._sql import Baseline, SQLStore
 from assay.store._sqlite import SQLiteStore
 
 __all__ = [
+    "DATABASE_URL_ENV",
     "DEFAULT_DB_PATH",
+    "Baseline",
     "MemorySink",
+    "PostgresStore",
     "RawJSON",
     "ResultSink",
+    "SQLStore",
     "SQLiteStore",
     "Store",
     "open_store",

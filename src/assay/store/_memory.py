@@ -12,6 +12,7 @@ from assay.errors import UsageError
 from assay.results import (
     JSON,
     CaseResult,
+    RegressionResult,
     RunResult,
     RunStatus,
     RunSummary,
@@ -98,6 +99,7 @@ class MemorySink:
         token_usage: TokenUsage | None,
         cost_usd: float | None,
         scheduling: SchedulingStats | None = None,
+        regression: RegressionResult | None = None,
     ) -> None:
         """Mark the run finished; it is never changed again.
 
@@ -119,6 +121,7 @@ class MemorySink:
                 "token_usage": token_usage,
                 "cost_usd": cost_usd,
                 "scheduling": scheduling,
+                "regression": regression,
             }
         )
 

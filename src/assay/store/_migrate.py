@@ -12,12 +12,15 @@ from pathlib import Path
 
 from sqlalchemy import Connection, Engine, inspect, text
 
+from assay.errors import UsageError
+
 __all__ = ["HEAD_REVISION", "current_revision", "migrate"]
 
-HEAD_REVISION = "0001"
+HEAD_REVISION = "0002"
 """The newest migration; a test checks it is the head of `migrations/versions`."""
 
 _FIRST_REVISION = "0001"
+_LOCK_KEY = 0x61737361  # "assa": the advisory lock assay's migrations hold on PostgreSQL
 _SCRIPTS = Path(__file__).with_name("migrations")
 
 
@@ -34,17 +37,37 @@ def current_revision(engine: Engine) -> str | None:
         return _revision(conn)
 
 
-def migrate(engine: Engine) -> None:
-    """Upgrade the schema to `HEAD_REVISION` (create it in an empty database)."""
+def migrate(engine: Engine, where: str) -> None:
+    """Upgrade the schema to `HEAD_REVISION` (create it in an empty database).
+
+    Raises:
+        UsageError: The store was upgraded by a newer assay, whose schema this one does not
+            know (`where` names the store in the message).
+    """
     if current_revision(engine) == HEAD_REVISION:
         return
     from alembic import command
     from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
     config = Config()
     config.set_main_option("script_location", str(_SCRIPTS))
+    known = {script.revision for script in ScriptDirectory.from_config(config).walk_revisions()}
     with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            # Two processes opening a new database at once: the second waits, then finds
+            # the schema current. (SQLite's write transaction already excludes the other.)
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
+        found = _revision(conn)
+        if found == HEAD_REVISION:
+            return
+        if found is not None and found not in known:
+            raise UsageError(
+                f"the run store {where} has schema version {found}, written by a newer "
+                f"assay than this one (which knows up to {HEAD_REVISION}); upgrade assay "
+                "(pip install -U assay) to use it"
+            )
         config.attributes["connection"] = conn
-        if _revision(conn) is None and inspect(conn).has_table("runs"):
+        if found is None and inspect(conn).has_table("runs"):
             command.stamp(config, _FIRST_REVISION)  # made before migrations existed
         command.upgrade(config, "head")

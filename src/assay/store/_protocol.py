@@ -1,17 +1,19 @@
 """The Store contract: what the runner, reports and CLI need from run storage.
 
-Kept small on purpose so the SQLite store of today and the migrated SQLite/PostgreSQL store
-of later share one interface.
+Kept small on purpose: the SQLite and PostgreSQL stores share one implementation of it
+(`SQLStore`), and the runner only needs the `ResultSink` half.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from assay.results import (
     JSON,
     CaseResult,
+    CaseScore,
+    RegressionResult,
     RunResult,
     RunStatus,
     RunSummary,
@@ -19,6 +21,9 @@ from assay.results import (
     TokenUsage,
     Verdict,
 )
+
+if TYPE_CHECKING:
+    from assay.store._sql import Baseline
 
 __all__ = ["ResultSink", "Store"]
 
@@ -46,6 +51,7 @@ class ResultSink(Protocol):
         token_usage: TokenUsage | None,
         cost_usd: float | None,
         scheduling: SchedulingStats | None = None,
+        regression: RegressionResult | None = None,
     ) -> None:
         """Mark a run finished; a finished run is never changed again."""
 
@@ -69,6 +75,9 @@ class Store(ResultSink, Protocol):
         """Stream a run's case results in the order they were stored (only `verdicts`, if
         given)."""
 
+    def iter_case_scores(self, run_id: str) -> Iterator[CaseScore]:
+        """Stream a run's (case_id, verdict, score, duration_ms) in stored order, cheaply."""
+
     def get_snapshot(self, run_id: str) -> dict[str, JSON]:
         """The configuration snapshot taken when the run was created."""
 
@@ -87,6 +96,24 @@ class Store(ResultSink, Protocol):
 
     def delete_run(self, run_id: str) -> str:
         """Delete a run and its results; returns the full id (`UsageError` if unknown)."""
+
+    def pin_baseline(self, run_id: str, *, pinned_at: str, suite: str | None = None) -> Baseline:
+        """Pin a completed run as its suite's baseline (`UsageError` otherwise)."""
+
+    def get_baseline(self, suite: str) -> Baseline | None:
+        """The pinned baseline of `suite`, if any."""
+
+    def list_baselines(self) -> list[Baseline]:
+        """Every pinned baseline, by suite."""
+
+    def unpin_baseline(self, suite: str) -> Baseline:
+        """Remove a suite's pinned baseline (`UsageError` if none)."""
+
+    def last_passing_run(
+        self, suite: str, target: str, *, before: str, exclude: str | None = None
+    ) -> RunResult | None:
+        """The latest completed run of `suite` on `target` that passed, started before
+        `before`."""
 
     def describe(self) -> str:
         """Where the runs live, for messages ("/path/.assay/assay.db")."""

@@ -14,19 +14,29 @@ from __future__ import annotations
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Column,
     Float,
     ForeignKey,
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
     UniqueConstraint,
 )
 
-__all__ = ["case_results", "metadata", "runs"]
+__all__ = [
+    "baselines",
+    "case_results",
+    "expected_outcome_results",
+    "grader_results",
+    "metadata",
+    "runs",
+    "samples",
+]
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -58,7 +68,11 @@ runs = Table(
     Column("cost_usd", Float, nullable=True),
     Column("assay_version", Text, nullable=False),
     Column("scheduling", JSON(none_as_null=True), nullable=True),
+    # The run verdict at finish (§1.5 and no critical regression), for `last_passing` lookups.
+    Column("passed", Boolean, nullable=True),
+    Column("regression", JSON(none_as_null=True), nullable=True),
     Index(None, "suite", "started_at"),
+    Index(None, "started_at"),
 )
 """One row per run: the run result without its case results, plus the config snapshot."""
 
@@ -82,6 +96,7 @@ case_results = Table(
     Column("case_id", Text, nullable=False),
     Column("verdict", String(16), nullable=False),
     Column("score", Float, nullable=True),
+    Column("duration_ms", Float, nullable=False, server_default="0"),
     # The whole CaseResult as JSON text, written and read by pydantic's JSON code directly:
     # no per-row round trip through Python objects (the store's hottest path).
     Column("data", Text, nullable=False),
@@ -90,6 +105,70 @@ case_results = Table(
 )
 """One row per graded case; `data` is the full `CaseResult`, `seq` its position in the run.
 
-`case_id`, `verdict` and `score` are copied out of `data` so listings and comparisons can
-filter and sort without parsing JSON.
+`case_id`, `verdict`, `score` and `duration_ms` are copied out of `data` so listings and
+comparisons can filter, sort and diff without parsing JSON.
 """
+
+
+def _case_key() -> tuple[Column[str], Column[str]]:
+    return (
+        Column("run_id", Text, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        Column("case_id", Text, nullable=False),
+    )
+
+
+samples = Table(
+    "samples",
+    metadata,
+    *_case_key(),
+    Column("sample_index", Integer, nullable=False),
+    Column("verdict", String(16), nullable=False),
+    Column("score", Float, nullable=True),
+    Column("duration_ms", Float, nullable=False),
+    PrimaryKeyConstraint("run_id", "case_id", "sample_index"),
+)
+"""One row per repeat of a case (`repeat: n`); the full sample stays in `case_results.data`."""
+
+grader_results = Table(
+    "grader_results",
+    metadata,
+    *_case_key(),
+    # -1 for the case's own graders, else the sample index: part of the key, so never NULL.
+    Column("sample_index", Integer, nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("type", Text, nullable=False),
+    Column("verdict", String(16), nullable=False),
+    Column("score", Float, nullable=True),
+    Column("weight", Float, nullable=False),
+    Column("required", Boolean, nullable=False),
+    Column("judge_model", Text, nullable=True),
+    PrimaryKeyConstraint("run_id", "case_id", "sample_index", "position"),
+    Index(None, "run_id", "name", "verdict"),
+)
+"""One row per top-level grader result, so results can be filtered by grader and verdict in SQL.
+
+Nested results (composite children, turns) and Details stay in `case_results.data` only."""
+
+expected_outcome_results = Table(
+    "expected_outcome_results",
+    metadata,
+    *_case_key(),
+    Column("sample_index", Integer, nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("outcome", Text, nullable=False),
+    Column("passed", Boolean, nullable=False),
+    Column("justification", Text, nullable=False),
+    PrimaryKeyConstraint("run_id", "case_id", "sample_index", "position"),
+)
+"""One row per judged expected-outcome statement of a case (or of each of its samples)."""
+
+baselines = Table(
+    "baselines",
+    metadata,
+    Column("suite", Text, primary_key=True),
+    # Deleting the pinned run unpins it rather than leaving a dangling baseline.
+    Column("run_id", Text, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("pinned_at", Text, nullable=False),
+)
+"""The pinned baseline run of each suite (`assay baseline pin`)."""

@@ -1,0 +1,650 @@
+"""The run store on SQLAlchemy Core: one implementation of `Store` for SQLite and PostgreSQL.
+
+Durability comes from committing results as they are graded (SPEC §6): a crash or Ctrl-C
+loses at most what was not yet handed to the store. The backends differ only in how their
+engine is made (`SQLiteStore`, `PostgresStore`); every query here is portable SQL.
+
+Each case result is stored whole as JSON text in `case_results.data` (read back exactly as
+written) and, for queries, as rows of `samples`, `grader_results` and
+`expected_outcome_results`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Row,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from assay.errors import UsageError
+from assay.results import (
+    JSON,
+    CaseResult,
+    CaseScore,
+    RegressionResult,
+    RunResult,
+    RunStatus,
+    RunSummary,
+    SchedulingStats,
+    TokenUsage,
+    Verdict,
+)
+from assay.store._migrate import migrate
+from assay.store._snapshot import decode_snapshot, encode_snapshot
+from assay.store._tables import (
+    baselines,
+    case_results,
+    expected_outcome_results,
+    grader_results,
+    runs,
+    samples,
+)
+
+__all__ = ["Baseline", "SQLStore"]
+
+MIN_PREFIX_LENGTH = 4
+"""Shortest run id prefix accepted in place of a full id, as git does for commits."""
+
+_STREAM_BATCH = 200
+"""Case results fetched per round trip while streaming; bounds memory, not the run size."""
+
+_SCORE_BATCH = 5_000
+"""Score rows per round trip: four small columns each, so far more than `_STREAM_BATCH`."""
+
+_MAX_LISTED_MATCHES = 10
+
+CASE_LEVEL = -1
+"""`sample_index` of a case's own grader and outcome rows (samples count from 0)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The run pinned as a suite's baseline (`assay baseline pin`)."""
+
+    suite: str
+    run_id: str
+    pinned_at: str
+
+
+class SQLStore:
+    """A run store on a SQLAlchemy engine; implements `assay.store.Store`.
+
+    Safe to share between threads (each call checks a connection out of the pool) and
+    between processes (the database's own locking).
+
+    Args:
+        engine: Where the runs live; its schema is migrated to the current version now.
+        where: How messages name the store (a path, or a URL without its password).
+        writes: The engine to write through, when writes need their own execution options.
+
+    Raises:
+        UsageError: The database cannot be reached or is not a run store.
+    """
+
+    def __init__(self, engine: Engine, where: str, *, writes: Engine | None = None) -> None:
+        self._engine = engine
+        self._where = where
+        self._writes = writes if writes is not None else engine
+        try:
+            migrate(self._writes, where)
+        except DBAPIError as exc:
+            self._engine.dispose()
+            raise UsageError(
+                f"cannot open the run store {where}: {exc.orig}. {self._hint()}"
+            ) from exc
+        except BaseException:
+            self._engine.dispose()
+            raise
+
+    def _hint(self) -> str:
+        """What to check when the database cannot be opened."""
+        return "Check that the database exists and is reachable."
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine, for migrations and maintenance that the protocol lacks."""
+        return self._engine
+
+    def describe(self) -> str:
+        """Where the runs are, for messages such as "stored in ..."."""
+        return self._where
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._where!r})"
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- writing -------------------------------------------------------------------------
+
+    def create_run(self, run: RunResult, snapshot: dict[str, JSON]) -> None:
+        """Record a new run before its first case runs.
+
+        Case results already on `run` (an imported run) are stored with it in the same
+        transaction, so an import is all or nothing.
+
+        Raises:
+            UsageError: A run with this id already exists.
+        """
+        row = {
+            "id": run.id,
+            "suite": run.suite,
+            "target": run.target,
+            "status": run.status,
+            "started_at": run.started_at,
+            "finished_at": run.finished_at,
+            "config": run.config.model_dump(mode="json"),
+            "summary": run.summary.model_dump(mode="json"),
+            "snapshot": encode_snapshot(snapshot),
+            "duration_ms": run.duration_ms,
+            "token_usage": _dump_usage(run.token_usage),
+            "cost_usd": run.cost_usd,
+            "assay_version": run.assay_version,
+            "scheduling": run.scheduling.model_dump(mode="json") if run.scheduling else None,
+            "passed": None if run.status == "running" else run.passed,
+            "regression": _dump_regression(run.regression),
+        }
+        try:
+            with self._writes.begin() as conn:
+                conn.execute(insert(runs), row)
+                if run.results:
+                    _insert_cases(conn, run.id, 1, run.results)
+        except IntegrityError as exc:
+            if self._exists(run.id):
+                raise UsageError(f"run '{run.id}' already exists in {self._where}") from exc
+            raise UsageError(
+                f"run '{run.id}' lists a case id more than once; case ids are unique per run"
+            ) from exc
+
+    def add_case_result(self, run_id: str, result: CaseResult) -> None:
+        """Commit one graded case result at once, in its own transaction.
+
+        Raises:
+            UsageError: The run does not exist, is finished, or already has this case id.
+        """
+        self.add_case_results(run_id, [result])
+
+    def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
+        """Commit several graded case results in one transaction (all or none).
+
+        Raises:
+            UsageError: The run does not exist, is finished, or already has one of the case ids.
+        """
+        if not results:
+            return
+        try:
+            with self._writes.begin() as conn:
+                self._require_running(conn, run_id, "add a case result to")
+                last = conn.execute(
+                    select(func.max(case_results.c.seq)).where(case_results.c.run_id == run_id)
+                ).scalar_one()
+                _insert_cases(conn, run_id, (last or 0) + 1, results)
+        except IntegrityError as exc:
+            ids = ", ".join(f"'{r.case_id}'" for r in results)
+            raise UsageError(
+                f"run '{run_id}' already has a result for case {ids}; "
+                "each case is stored once per run"
+            ) from exc
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: RunStatus,
+        finished_at: str,
+        summary: RunSummary,
+        duration_ms: float,
+        token_usage: TokenUsage | None,
+        cost_usd: float | None,
+        scheduling: SchedulingStats | None = None,
+        regression: RegressionResult | None = None,
+    ) -> None:
+        """Mark a run finished; from then on the run and its results never change.
+
+        Raises:
+            UsageError: The run does not exist or is already finished, or `status` is
+                `running`.
+        """
+        if status == "running":
+            raise UsageError(
+                f"cannot finish run '{run_id}' with status 'running'; "
+                "use 'completed', 'interrupted' or 'failed'"
+            )
+        with self._writes.begin() as conn:
+            self._require_running(conn, run_id, "finish")
+            conn.execute(
+                update(runs)
+                .where(runs.c.id == run_id)
+                .values(
+                    status=status,
+                    finished_at=finished_at,
+                    summary=summary.model_dump(mode="json"),
+                    duration_ms=duration_ms,
+                    token_usage=_dump_usage(token_usage),
+                    cost_usd=cost_usd,
+                    scheduling=scheduling.model_dump(mode="json") if scheduling else None,
+                    passed=summary.passed
+                    and (regression is None or regression.status != "critical"),
+                    regression=_dump_regression(regression),
+                )
+            )
+
+    def reopen_run(self, run_id: str) -> RunResult:
+        """Set an interrupted, failed or crashed run running again (for `--resume`).
+
+        A run still marked `running` is accepted too: that is what a killed process leaves.
+
+        Raises:
+            UsageError: The run does not exist, or it completed (completed runs never change).
+        """
+        with self._writes.begin() as conn:
+            resolved = self._resolve(conn, run_id)
+            status = conn.execute(
+                select(runs.c.status).where(runs.c.id == resolved).with_for_update()
+            ).scalar_one()
+            if status == "completed":
+                raise UsageError(
+                    f"run '{resolved}' completed; there is nothing to resume "
+                    "(completed runs never change)"
+                )
+            conn.execute(
+                update(runs)
+                .where(runs.c.id == resolved)
+                .values(status="running", finished_at=None, passed=None)
+            )
+        return self.get_run(resolved)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def get_run(self, run_id: str, *, include_results: bool = False) -> RunResult:
+        """Load one run by id or by a unique id prefix of at least four characters.
+
+        Raises:
+            UsageError: No run matches, or the prefix matches several runs.
+        """
+        with self._engine.connect() as conn:
+            resolved = self._resolve(conn, run_id)
+            row = conn.execute(select(runs).where(runs.c.id == resolved)).one()
+        run = _run_from_row(row)
+        if include_results:
+            run.results = list(self._stream_results(resolved))
+        return run
+
+    def iter_case_results(
+        self, run_id: str, *, verdicts: Collection[Verdict] | None = None
+    ) -> Iterator[CaseResult]:
+        """Stream a run's case results in the order they were stored.
+
+        With `verdicts`, only cases with one of them, filtered in SQL: a report listing the
+        failures of a large run does not parse every passing case.
+
+        The run id is resolved now, so an unknown id fails at the call rather than at the
+        first `next()`; rows are then fetched in batches, so memory stays flat however
+        large the run.
+
+        Raises:
+            UsageError: No run matches, or the prefix matches several runs.
+        """
+        with self._engine.connect() as conn:
+            resolved = self._resolve(conn, run_id)
+        return self._stream_results(resolved, verdicts)
+
+    def iter_case_scores(self, run_id: str) -> Iterator[CaseScore]:
+        """Stream a run's case ids, verdicts, scores and durations in stored order, from
+        columns: what comparing runs needs, without parsing each stored result.
+
+        Raises:
+            UsageError: No run matches, or the prefix matches several runs.
+        """
+        with self._engine.connect() as conn:
+            resolved = self._resolve(conn, run_id)
+        return self._stream_scores(resolved)
+
+    def _stream_scores(self, run_id: str) -> Iterator[CaseScore]:
+        stmt = (
+            select(
+                case_results.c.case_id,
+                case_results.c.verdict,
+                case_results.c.score,
+                case_results.c.duration_ms,
+            )
+            .where(case_results.c.run_id == run_id)
+            .order_by(case_results.c.seq)
+        )
+        with self._engine.connect() as conn:
+            result = conn.execute(stmt, execution_options={"yield_per": _SCORE_BATCH})
+            for row in result:
+                yield CaseScore._make(row)
+
+    def get_snapshot(self, run_id: str) -> dict[str, JSON]:
+        """The configuration snapshot taken when the run was created.
+
+        Raises:
+            UsageError: No run matches, or the prefix matches several runs.
+        """
+        with self._engine.connect() as conn:
+            resolved = self._resolve(conn, run_id)
+            snapshot = conn.execute(
+                select(runs.c.snapshot).where(runs.c.id == resolved)
+            ).scalar_one()
+        return decode_snapshot(snapshot)
+
+    def list_runs(
+        self,
+        *,
+        suite: str | None = None,
+        target: str | None = None,
+        status: RunStatus | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = 50,
+    ) -> list[RunResult]:
+        """Runs newest first (by `started_at`), without their case results.
+
+        `since` / `until` compare with `started_at` as ISO 8601 text (a date such as
+        `2026-11-01` selects from its midnight on; `until` is exclusive).
+
+        Raises:
+            UsageError: `limit` is smaller than 1.
+        """
+        if limit < 1:
+            raise UsageError(f"limit must be at least 1, got {limit}")
+        stmt = select(runs).order_by(runs.c.started_at.desc(), runs.c.id.desc()).limit(limit)
+        if suite is not None:
+            stmt = stmt.where(runs.c.suite == suite)
+        if target is not None:
+            stmt = stmt.where(runs.c.target == target)
+        if status is not None:
+            stmt = stmt.where(runs.c.status == status)
+        if since is not None:
+            stmt = stmt.where(runs.c.started_at >= since)
+        if until is not None:
+            stmt = stmt.where(runs.c.started_at < until)
+        with self._engine.connect() as conn:
+            return [_run_from_row(row) for row in conn.execute(stmt)]
+
+    def delete_run(self, run_id: str) -> str:
+        """Delete a run and its case results (all or nothing); returns the full run id.
+
+        Raises:
+            UsageError: No run matches, or the prefix matches several runs.
+        """
+        with self._writes.begin() as conn:
+            resolved = self._resolve(conn, run_id)
+            for table in (baselines, expected_outcome_results, grader_results, samples):
+                conn.execute(delete(table).where(table.c.run_id == resolved))
+            conn.execute(delete(case_results).where(case_results.c.run_id == resolved))
+            conn.execute(delete(runs).where(runs.c.id == resolved))
+        return resolved
+
+    # -- baselines -----------------------------------------------------------------------
+
+    def pin_baseline(self, run_id: str, *, pinned_at: str, suite: str | None = None) -> Baseline:
+        """Make a completed run the pinned baseline of its suite (replacing any earlier pin).
+
+        Raises:
+            UsageError: The run is unknown, did not complete, or belongs to another suite
+                than `suite`.
+        """
+        with self._writes.begin() as conn:
+            resolved = self._resolve(conn, run_id)
+            run_suite, status = conn.execute(
+                select(runs.c.suite, runs.c.status).where(runs.c.id == resolved)
+            ).one()
+            if suite is not None and suite != run_suite:
+                raise UsageError(
+                    f"run '{resolved}' belongs to suite '{run_suite}', not '{suite}'; "
+                    "a baseline must be a run of the same suite"
+                )
+            if status != "completed":
+                raise UsageError(
+                    f"run '{resolved}' is {status}, and only a completed run can be a baseline; "
+                    f"finish it first (assay run --resume {resolved}) or pin another run"
+                )
+            conn.execute(delete(baselines).where(baselines.c.suite == run_suite))
+            conn.execute(
+                insert(baselines),
+                {"suite": run_suite, "run_id": resolved, "pinned_at": pinned_at},
+            )
+        return Baseline(run_suite, resolved, pinned_at)
+
+    def get_baseline(self, suite: str) -> Baseline | None:
+        """The pinned baseline of `suite`, or None when none is pinned."""
+        with self._engine.connect() as conn:
+            row = conn.execute(select(baselines).where(baselines.c.suite == suite)).first()
+        return None if row is None else Baseline(row.suite, row.run_id, row.pinned_at)
+
+    def list_baselines(self) -> list[Baseline]:
+        """Every pinned baseline, by suite name."""
+        with self._engine.connect() as conn:
+            rows = conn.execute(select(baselines).order_by(baselines.c.suite)).all()
+        return [Baseline(row.suite, row.run_id, row.pinned_at) for row in rows]
+
+    def unpin_baseline(self, suite: str) -> Baseline:
+        """Remove the pinned baseline of `suite`; returns what was pinned.
+
+        Raises:
+            UsageError: No baseline is pinned for `suite`.
+        """
+        with self._writes.begin() as conn:
+            row = conn.execute(select(baselines).where(baselines.c.suite == suite)).first()
+            if row is None:
+                raise UsageError(f"suite '{suite}' has no pinned baseline in {self._where}")
+            conn.execute(delete(baselines).where(baselines.c.suite == suite))
+        return Baseline(row.suite, row.run_id, row.pinned_at)
+
+    def last_passing_run(
+        self, suite: str, target: str, *, before: str, exclude: str | None = None
+    ) -> RunResult | None:
+        """The latest completed, passed run of `suite` against `target` started before `before`.
+
+        "Passed" is the run verdict at finish: both §1.5 dimensions and no critical
+        regression, so a run that regressed badly never becomes the next baseline.
+        """
+        stmt = (
+            select(runs)
+            .where(
+                runs.c.suite == suite,
+                runs.c.target == target,
+                runs.c.status == "completed",
+                runs.c.passed.is_(True),
+                runs.c.started_at < before,
+            )
+            .order_by(runs.c.started_at.desc(), runs.c.id.desc())
+            .limit(1)
+        )
+        if exclude is not None:
+            stmt = stmt.where(runs.c.id != exclude)
+        with self._engine.connect() as conn:
+            row = conn.execute(stmt).first()
+        return None if row is None else _run_from_row(row)
+
+    def close(self) -> None:
+        """Close every pooled connection; the store must not be used afterwards."""
+        self._engine.dispose()
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _stream_results(
+        self, run_id: str, verdicts: Collection[Verdict] | None = None
+    ) -> Iterator[CaseResult]:
+        stmt = (
+            select(case_results.c.data)
+            .where(case_results.c.run_id == run_id)
+            .order_by(case_results.c.seq)
+        )
+        if verdicts is not None:
+            stmt = stmt.where(case_results.c.verdict.in_(list(verdicts)))
+        with self._engine.connect() as conn:
+            result = conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
+            for data in result.scalars():
+                yield CaseResult.model_validate_json(data)
+
+    def _exists(self, run_id: str) -> bool:
+        with self._engine.connect() as conn:
+            found = conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first()
+        return found is not None
+
+    def _require_running(self, conn: Connection, run_id: str, action: str) -> None:
+        # FOR UPDATE locks the row on servers; SQLite omits it and the write lock suffices.
+        status = conn.execute(
+            select(runs.c.status).where(runs.c.id == run_id).with_for_update()
+        ).scalar_one_or_none()
+        if status is None:
+            raise UsageError(f"cannot {action} run '{run_id}': not found in {self._where}")
+        if status != "running":
+            raise UsageError(
+                f"cannot {action} run '{run_id}': it is already finished (status '{status}') "
+                "and finished runs are immutable"
+            )
+
+    def _resolve(self, conn: Connection, run_id: str) -> str:
+        """The full id of the run `run_id` names exactly or as a unique prefix."""
+        if conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is not None:
+            return run_id
+        if len(run_id) < MIN_PREFIX_LENGTH:
+            raise UsageError(
+                f"run '{run_id}' not found in {self._where} "
+                f"(an id prefix needs at least {MIN_PREFIX_LENGTH} characters)"
+            )
+        # substr, not LIKE: LIKE is case-insensitive in SQLite and treats % and _ as wildcards.
+        matches = list(
+            conn.execute(
+                select(runs.c.id)
+                .where(func.substr(runs.c.id, 1, len(run_id)) == run_id)
+                .order_by(runs.c.id)
+                .limit(_MAX_LISTED_MATCHES + 1)
+            ).scalars()
+        )
+        if not matches:
+            raise UsageError(f"run '{run_id}' not found in {self._where}")
+        if len(matches) > 1:
+            listed = ", ".join(matches[:_MAX_LISTED_MATCHES])
+            more = ", ..." if len(matches) > _MAX_LISTED_MATCHES else ""
+            raise UsageError(
+                f"run id prefix '{run_id}' is ambiguous: it matches {listed}{more}. "
+                "Give more characters of the id."
+            )
+        return str(matches[0])
+
+
+def _dump_usage(usage: TokenUsage | None) -> dict[str, JSON] | None:
+    return usage.model_dump(mode="json") if usage is not None else None
+
+
+def _dump_regression(regression: RegressionResult | None) -> dict[str, JSON] | None:
+    return regression.model_dump(mode="json") if regression is not None else None
+
+
+def _insert_cases(
+    conn: Connection, run_id: str, first_seq: int, results: Sequence[CaseResult]
+) -> None:
+    """Insert case results and their queryable rows, one statement per table."""
+    cases: list[dict[str, JSON]] = []
+    sample_rows: list[dict[str, JSON]] = []
+    grader_rows: list[dict[str, JSON]] = []
+    outcome_rows: list[dict[str, JSON]] = []
+    for seq, result in enumerate(results, first_seq):
+        case_id = result.case_id
+        cases.append(
+            {
+                "run_id": run_id,
+                "seq": seq,
+                "case_id": case_id,
+                "verdict": result.verdict,
+                "score": result.score,
+                "duration_ms": result.duration_ms,
+                "data": result.model_dump_json(),
+            }
+        )
+        parts: list[tuple[int, Any]] = [(CASE_LEVEL, result)]
+        for sample in result.samples:
+            sample_rows.append(
+                {
+                    "run_id": run_id,
+                    "case_id": case_id,
+                    "sample_index": sample.index,
+                    "verdict": sample.verdict,
+                    "score": sample.score,
+                    "duration_ms": sample.duration_ms,
+                }
+            )
+            parts.append((sample.index, sample))
+        for index, part in parts:
+            for position, grader in enumerate(part.grader_results):
+                grader_rows.append(
+                    {
+                        "run_id": run_id,
+                        "case_id": case_id,
+                        "sample_index": index,
+                        "position": position,
+                        "name": grader.name,
+                        "type": grader.type,
+                        "verdict": grader.verdict,
+                        "score": grader.score,
+                        "weight": grader.weight,
+                        "required": grader.required,
+                        "judge_model": grader.judge_model,
+                    }
+                )
+            for position, outcome in enumerate(part.expected_outcome_results):
+                outcome_rows.append(
+                    {
+                        "run_id": run_id,
+                        "case_id": case_id,
+                        "sample_index": index,
+                        "position": position,
+                        "outcome": outcome.outcome,
+                        "passed": outcome.passed,
+                        "justification": outcome.justification,
+                    }
+                )
+    conn.execute(insert(case_results), cases)
+    for table, rows in (
+        (samples, sample_rows),
+        (grader_results, grader_rows),
+        (expected_outcome_results, outcome_rows),
+    ):
+        if rows:
+            conn.execute(insert(table), rows)
+
+
+def _run_from_row(row: Row[Any]) -> RunResult:
+    return RunResult.model_validate(
+        {
+            "id": row.id,
+            "suite": row.suite,
+            "target": row.target,
+            "status": row.status,
+            "started_at": row.started_at,
+            "finished_at": row.finished_at,
+            "config": row.config,
+            "summary": row.summary,
+            "duration_ms": row.duration_ms,
+            "token_usage": row.token_usage,
+            "cost_usd": row.cost_usd,
+            "assay_version": row.assay_version,
+            "scheduling": row.scheduling,
+            "regression": row.regression,
+        }
+    )
