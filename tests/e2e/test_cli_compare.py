@@ -1,8 +1,10 @@
-"""`assay compare` end to end: two runs stored by `assay run`, compared by id, prefix, `latest`."""
+"""`assay compare` end to end: two runs stored by `assay run`, compared by id, prefix, `latest`,
+`baseline` and export file."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -186,3 +188,107 @@ def test_the_help_states_the_model_defaults() -> None:
     assert f"(default {defaults.max_avg_score_drop})" in helps["max_avg_score_drop"]
     assert f"(default {defaults.max_latency_increase_pct:g})" in helps["max_latency_increase_pct"]
     assert f"(default {defaults.case_score_delta})" in helps["case_score_delta"]
+
+
+@pytest.fixture
+def copied(runs: tuple[Path, str, str], tmp_path: Path) -> tuple[Path, str, str]:
+    """The module's store copied, for tests that pin baselines or add runs."""
+    directory, base, head = runs
+    copy = tmp_path / "project"
+    shutil.copytree(directory, copy)
+    return copy, base, head
+
+
+def _compared(directory: Path, *args: str) -> dict[str, object]:
+    done = assay("compare", *args, "--json", cwd=directory)
+    assert done.returncode in (0, 1), done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def test_baseline_is_the_pinned_run_of_the_other_sides_suite(
+    copied: tuple[Path, str, str],
+) -> None:
+    directory, base, head = copied
+    assert assay("baseline", "pin", base, cwd=directory).returncode == 0
+    by_id = _compared(directory, base, head)
+    assert _compared(directory, "baseline", "latest") == by_id
+    assert _compared(directory, "baseline", head[:-2]) == by_id
+    reversed_ = _compared(directory, "latest", "baseline")
+    assert (reversed_["base"], reversed_["head"]) == (head, base)
+
+
+def test_baseline_without_a_pin_or_on_both_sides_exits_2(runs: tuple[Path, str, str]) -> None:
+    directory, _, _ = runs
+    db = (directory / ".assay" / "assay.db").resolve()
+    unpinned = assay("compare", "baseline", "latest", cwd=directory)
+    assert (unpinned.returncode, unpinned.stdout) == (2, "")
+    assert unpinned.stderr == (
+        f"error: 'baseline' names no run: suite 'demo' has no pinned baseline in {db}. "
+        "Pin one with `assay baseline pin RUN`.\n"
+    )
+    both = assay("compare", "baseline", "baseline", "--suite", "demo", cwd=directory)
+    assert (both.returncode, both.stdout) == (2, "")
+    assert both.stderr == (
+        "error: BASE and HEAD are both 'baseline': 'baseline' is the pinned baseline of the "
+        "other run's suite, so name a run for one side (e.g. `assay compare baseline latest`)\n"
+    )
+
+
+def test_suite_resolves_latest_and_baseline_within_one_suite(
+    copied: tuple[Path, str, str],
+) -> None:
+    directory, base, head = copied
+    # A newer run of another suite: `latest` alone now names it.
+    exported = assay("runs", "export", head, cwd=directory).stdout.splitlines()
+    header = json.loads(exported[0])
+    header["run"].update(
+        id="20991231T000000-0ther0", suite="other", started_at="2099-12-31T00:00:00+00:00"
+    )
+    write(directory / "other.jsonl", "\n".join([json.dumps(header), *exported[1:]]) + "\n")
+    assert assay("runs", "import", "other.jsonl", cwd=directory).returncode == 0
+    (directory / "other.jsonl").unlink()
+
+    by_id = _compared(directory, base, head)
+    assert _compared(directory, "latest~1", "latest", "--suite", "demo") == by_id
+    assert _compared(directory, "latest~1", "latest")["head"] == "20991231T000000-0ther0"
+    assert assay("baseline", "pin", base, cwd=directory).returncode == 0
+    assert _compared(directory, "baseline", "latest", "--suite", "demo") == by_id
+    # Without --suite, `baseline` follows the other side: suite `other` has no pin.
+    done = assay("compare", "baseline", "latest", cwd=directory)
+    assert done.returncode == 2 and "suite 'other' has no pinned baseline" in done.stderr
+    beyond = assay("compare", "latest~2", "latest", "--suite", "demo", cwd=directory)
+    assert beyond.returncode == 2
+    assert "'latest~2' names no run: " in beyond.stderr
+    assert "holds 2 runs of suite 'demo'." in beyond.stderr
+
+
+def test_export_files_compare_like_stored_runs(runs: tuple[Path, str, str], tmp_path: Path) -> None:
+    directory, base, head = runs
+    by_id = _compared(directory, base, head)
+    for run_id, name in ((base, "base.jsonl"), (head, "head.export")):
+        out = tmp_path / name
+        assert assay("runs", "export", run_id, "-o", str(out), cwd=directory).returncode == 0
+    assert _compared(directory, str(tmp_path / "base.jsonl"), head) == by_id
+    # Two files need no store: none is opened, and none is created.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    both = _compared(alone, str(tmp_path / "base.jsonl"), str(tmp_path / "head.export"))
+    assert both == by_id
+    assert list(alone.iterdir()) == []
+
+
+def test_baseline_against_an_export_file(copied: tuple[Path, str, str]) -> None:
+    directory, base, head = copied
+    assert assay("runs", "export", head, "-o", "head.jsonl", cwd=directory).returncode == 0
+    assert assay("baseline", "pin", base, cwd=directory).returncode == 0
+    assert _compared(directory, "baseline", "head.jsonl") == _compared(directory, base, head)
+
+
+def test_a_missing_jsonl_file_exits_2(runs: tuple[Path, str, str]) -> None:
+    directory, base, _ = runs
+    done = assay("compare", base, "gone.jsonl", cwd=directory)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "error: gone.jsonl: file not found (a reference ending in .jsonl is read as an "
+        "`assay runs export` file)\n"
+    )

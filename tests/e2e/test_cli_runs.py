@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import write
-from tests.e2e._cli import assay
+from tests.e2e._cli import ASSAY, assay, assay_env
 
 SUITE = """\
 name: {name}
@@ -94,3 +96,52 @@ def test_delete_needs_yes_without_a_terminal(tmp_path: Path) -> None:
     deleted = assay("runs", "delete", run_id, "--yes", cwd=tmp_path)
     assert deleted.returncode == 0 and f"deleted run {run_id}" in deleted.stdout
     assert json.loads(assay("runs", "list", "--json", cwd=tmp_path).stdout) == []
+
+
+def _pinned_run(directory: Path) -> str:
+    """A stored run of suite `gamma`, pinned as its baseline."""
+    write(directory / "gamma.eval.yaml", SUITE.format(name="gamma"))
+    run_id = str(json.loads(assay("run", "gamma.eval.yaml", "--json", cwd=directory).stdout)["id"])
+    assert assay("baseline", "pin", run_id, cwd=directory).returncode == 0
+    return run_id
+
+
+def test_deleting_the_pinned_baseline_says_so(tmp_path: Path) -> None:
+    run_id = _pinned_run(tmp_path)
+    deleted = assay("runs", "delete", run_id, "--yes", cwd=tmp_path)
+    assert (deleted.returncode, deleted.stderr) == (0, "")
+    assert deleted.stdout == (
+        f"deleted run {run_id}: it was the pinned baseline of suite 'gamma'; now none is pinned\n"
+    )
+    assert assay("baseline", "show", "--json", cwd=tmp_path).stdout == "[]\n"
+
+
+@pytest.mark.parametrize(("answer", "code"), [("n", 130), ("y", 0)])
+def test_the_prompt_names_the_pinned_baseline(tmp_path: Path, answer: str, code: int) -> None:
+    run_id = _pinned_run(tmp_path)
+    terminal, stdin = os.openpty()  # the prompt is only offered on a terminal
+    try:
+        with subprocess.Popen(
+            [ASSAY, "runs", "delete", run_id],
+            cwd=tmp_path,
+            env=assay_env(),
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as process:
+            os.close(stdin)
+            os.write(terminal, f"{answer}\n".encode())
+            out, err = process.communicate(timeout=60)
+    finally:
+        os.close(terminal)
+    assert process.returncode == code, err
+    prompt = f"delete run {run_id} (gamma, 2 cases), the pinned baseline of suite 'gamma'? [y/N]: "
+    assert out.startswith(prompt)
+    kept = json.loads(assay("baseline", "show", "--json", cwd=tmp_path).stdout)
+    if answer == "n":
+        assert [b["run_id"] for b in kept] == [run_id]
+    else:
+        deleted = f"deleted run {run_id}: it was the pinned baseline of suite 'gamma'; "
+        assert out == f"{prompt}{deleted}now none is pinned\n"
+        assert kept == []

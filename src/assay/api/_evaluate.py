@@ -54,6 +54,9 @@ class EvalConfig(BaseModel):
     """Judge model of every judged grader, exactly like `--judge-model`."""
     judge_base_url: str | None = None
     """Judge endpoint, exactly like `--judge-base-url`."""
+    baseline: Annotated[str, Field(pattern=r"^\S+$")] | None = None
+    """Measure the run against a baseline, exactly like `--baseline`: `last_passing`,
+    `pinned` or a run id. Needs a stored run (not `store=False`)."""
 
 
 def open_cache(mode: CacheMode, path: Path = DEFAULT_CACHE_PATH) -> ResponseCache | None:
@@ -142,6 +145,7 @@ async def evaluate_async(
         repeat=config.repeat,
         judge_model=config.judge_model,
         judge_base_url=config.judge_base_url,
+        baseline=config.baseline,
     )
     cache = open_cache(config.cache_mode)
     try:
@@ -149,7 +153,7 @@ async def evaluate_async(
             memory = MemorySink()
             run = await run_loaded(loaded, project, options, memory, cache=cache)
             return run.model_copy(update={"results": list(memory.results)})
-        store: Store = open_store(config.store or project.store)
+        store: Store = open_store(config.store, fallback=project.store)
         try:
             run = await run_loaded(loaded, project, options, store, cache=cache)
             return run.model_copy(update={"results": list(store.iter_case_results(run.id))})

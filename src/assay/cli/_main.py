@@ -33,6 +33,7 @@ _COMMANDS = {
     "schema": "assay.cli.schema",
     "runs": "assay.cli.runs",
     "compare": "assay.cli.compare",
+    "baseline": "assay.cli.baseline",
 }
 
 

@@ -1,4 +1,5 @@
-"""`assay compare`: diff two stored runs, show what changed, exit 1 on a regression."""
+"""`assay compare`: diff two runs (stored, pinned or exported), show what changed, exit 1 on a
+regression."""
 
 from __future__ import annotations
 
@@ -45,6 +46,11 @@ __all__ = ["command"]
     help="Flag the pass-rate and score gates only when the change is significant "
     "(McNemar p < 0.05; the bootstrap 95% interval of the score delta below 0).",
 )
+@click.option(
+    "--suite",
+    metavar="SUITE",
+    help="Resolve `latest`, `latest~N` and `baseline` within this suite.",
+)
 @click.option("--db", help="Read runs from here (a SQLite path or database URL).")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def command(
@@ -55,23 +61,26 @@ def command(
     max_latency_increase_pct: float | None,
     case_score_delta: float | None,
     require_significance: bool,
+    suite: str | None,
     db: str | None,
     as_json: bool,
 ) -> int:
     """Compare run HEAD with run BASE: changed cases, suite-level gates, statistics.
 
     BASE and HEAD are run ids, unique id prefixes (4+ characters), `latest` (the newest
-    stored run of any suite) or `latest~N` (the N-th run before it): `assay compare latest~1
-    latest` compares the last two runs.
+    stored run, of --suite if given), `latest~N` (the N-th run before it), `baseline` (the
+    pinned baseline of the other run's suite, or of --suite) or an `assay runs export` file
+    (a path that exists or ends in .jsonl). `assay compare latest~1 latest` compares the last
+    two runs; `assay compare baseline latest` the newest run with its suite's baseline.
 
     Exit code 1 when a regression is detected, 0 otherwise, 2 for an unknown run or a bad
     option.
     """
 
-    from assay.api import compare_stored
-    from assay.cli._output import print_warnings, stdout_console
+    from assay.api import compare_stored, is_file_ref
+    from assay.cli._output import stdout_console
     from assay.compare import CompareThresholds
-    from assay.config import load_project
+    from assay.config import project_store
     from assay.report import render_comparison
     from assay.store import open_store
 
@@ -82,9 +91,9 @@ def command(
         "case_score_delta": case_score_delta,
     }
     thresholds = CompareThresholds(**{k: v for k, v in overrides.items() if v is not None})
-    project = load_project()
-    print_warnings(project.warnings)
-    store = open_store(db or project.store)
+    # Two export files compare without a store: CI artifacts need no database.
+    both_files = is_file_ref(base) and is_file_ref(head)
+    store = None if both_files else open_store(db, fallback=project_store())
     try:
         result, base_run, head_run = compare_stored(
             store,
@@ -92,10 +101,13 @@ def command(
             head,
             thresholds=thresholds,
             require_significance=require_significance,
+            suite=suite,
+            allow_files=True,
         )
         _warn_about(base_run, head_run)
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     else:

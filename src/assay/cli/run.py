@@ -55,6 +55,12 @@ __all__ = ["command"]
     metavar="URL",
     help="Judge endpoint, e.g. http://localhost:11434/v1 (over ASSAY_JUDGE_BASE_URL).",
 )
+@click.option(
+    "--baseline",
+    metavar="last_passing|pinned|RUN_ID",
+    help="Measure each run against this baseline (over the suite's `regression:` block); "
+    "a critical score drop fails the run.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run result (SPEC §8) as JSON.")
 def command(
     paths: tuple[str, ...],
@@ -71,12 +77,14 @@ def command(
     cache_mode: str,
     judge_model: str | None,
     judge_base_url: str | None,
+    baseline: str | None,
     as_json: bool,
 ) -> int:
     """Run eval suites (files, or directories searched for *.eval.yaml) and report the results.
 
-    Exit code 0 when every run passes, 1 when any fails, 2 for a configuration error,
-    130 when interrupted (finished cases are kept; complete the run with --resume RUN_ID).
+    Exit code 0 when every run passes, 1 when any fails (a critical regression against its
+    baseline included), 2 for a configuration error, 130 when interrupted (finished cases are
+    kept; complete the run with --resume RUN_ID).
     """
     from rich.console import Console
 
@@ -86,13 +94,17 @@ def command(
     from assay.cli._progress import RunProgress
     from assay.config import discover_suite_files, load_project, load_suite
     from assay.errors import UsageError
-    from assay.runner import RunOptions, plan_run
+    from assay.runner import RunOptions, check_baseline, plan_run
     from assay.store import open_store
 
     if resume and paths:
         raise UsageError("--resume RUN_ID takes no suite paths: the run knows its suite")
     if not resume and not paths:
         raise UsageError("give suite files or directories to run, or --resume RUN_ID")
+    if resume and baseline:
+        raise UsageError(
+            "--resume RUN_ID takes no --baseline: a resumed run keeps the baseline it started with"
+        )
     project = load_project()
     print_warnings(project.warnings)
     suites = [load_suite(path) for path in discover_suite_files(paths)]
@@ -107,6 +119,7 @@ def command(
         cases=cases,
         judge_model=judge_model,
         judge_base_url=judge_base_url,
+        baseline=baseline,
     )
     plans = [  # every suite × target is planned, so every error shows before any run
         plan_run(loaded, project, dataclasses.replace(base, target=target))
@@ -116,9 +129,11 @@ def command(
     out = stdout_console()
     err = Console(stderr=True, highlight=False)
     cache = open_cache(CacheMode.OFF if no_cache else CacheMode(cache_mode))
-    store = open_store(db or project.store)
+    store = open_store(db, fallback=project.store)
     runs: list[RunResult] = []
     try:
+        for plan in plans:  # an unknown baseline stops every run, not only its own
+            check_baseline(plan, store)
         if resume:
             plan, state = prepare_resume(store, resume)
             done = state.run.summary.total
@@ -136,7 +151,7 @@ def command(
         store.close()
         if cache is not None:
             cache.close()
-    return 0 if all(r.summary.passed for r in runs) else 1
+    return 0 if all(r.passed for r in runs) else 1
 
 
 def _report(runs: list[RunResult], store: Store, out: Console, *, as_json: bool) -> None:

@@ -1,4 +1,4 @@
-"""`assay runs`: list, show, export, import and delete stored runs."""
+"""`assay runs`: list, show, export, import and delete stored runs, and a suite's trend."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _db_option(function: click.decorators.FC) -> click.decorators.FC:
 
 @click.group("runs")
 def command() -> None:
-    """Stored runs: list, show, export, import, delete."""
+    """Stored runs: list, show, trend, export, import, delete."""
 
 
 @command.command("list")
@@ -104,6 +104,38 @@ def show_command(run_id: str, as_json: bool, db: str | None) -> None:
         render_run(stdout_console(), run, store.iter_case_results(run.id, verdicts=listed))
 
 
+@command.command("trend")
+@click.argument("suite")
+@click.option(
+    "--last",
+    type=click.IntRange(1, 100_000),
+    default=20,
+    show_default=True,
+    metavar="N",
+    help="How many of the suite's newest completed runs to show.",
+)
+@click.option("--target", help="Only runs against this target.")
+@click.option("--json", "as_json", is_flag=True, help="Print the trend as JSON.")
+@_db_option
+def trend_command(suite: str, last: int, target: str | None, as_json: bool, db: str | None) -> None:
+    """How SUITE's pass rate and mean score moved over its last N completed runs.
+
+    Lists the runs oldest first, then the least-squares slope of each series in points per
+    run and a one-line reading ("pass rate falling 2.1 points per run over 12 runs").
+    """
+    from assay.cli._output import stdout_console
+    from assay.compare import build_trend
+    from assay.report import render_trend
+
+    with _open(db) as store:
+        newest_first = store.list_runs(suite=suite, target=target, status="completed", limit=last)
+    trend = build_trend(suite, newest_first[::-1], target=target)
+    if as_json:
+        click.echo(trend.model_dump_json(indent=2))
+    else:
+        render_trend(stdout_console(), trend)
+
+
 @command.command("export")
 @click.argument("run_id", metavar="RUN")
 @click.option(
@@ -141,24 +173,35 @@ def import_command(path: str, db: str | None) -> None:
 @click.option("-y", "--yes", is_flag=True, help="Delete without asking.")
 @_db_option
 def delete_command(run_id: str, yes: bool, db: str | None) -> None:
-    """Delete a run and its case results."""
+    """Delete a run and its case results (and its pin, if it is a suite's baseline)."""
     from assay.errors import UsageError
 
     with _open(db) as store:
         run = store.get_run(run_id)
+        pinned = store.get_baseline(run.suite)
+        # The store drops the pin with the run, which changes what later runs are measured
+        # against: say so in the prompt and in the output.
+        was_baseline = pinned is not None and pinned.run_id == run.id
         if not yes:
             if not sys.stdin.isatty():
                 raise UsageError(f"not deleting run {run.id} without a prompt: pass --yes")
+            pin = f", the pinned baseline of suite '{run.suite}'" if was_baseline else ""
             click.confirm(
-                f"delete run {run.id} ({run.suite}, {run.summary.total} cases)?", abort=True
+                f"delete run {run.id} ({run.suite}, {run.summary.total} cases){pin}?", abort=True
             )
         store.delete_run(run.id)
-        click.echo(f"deleted run {run.id}")
+        if was_baseline:
+            click.echo(
+                f"deleted run {run.id}: it was the pinned baseline of suite '{run.suite}'; "
+                "now none is pinned"
+            )
+        else:
+            click.echo(f"deleted run {run.id}")
 
 
 def _open(db: str | None) -> contextlib.closing[Store]:
     """The run store, closed when the `with` block ends."""
-    from assay.config import load_project
+    from assay.config import project_store
     from assay.store import open_store
 
-    return contextlib.closing(open_store(db or load_project().store))
+    return contextlib.closing(open_store(db, fallback=project_store()))

@@ -1,6 +1,6 @@
 """Comparing runs: the pure diff of two runs, its statistics, and the regression status."""
 
-from assay.compare._diff import SIGNIFICANCE_LEVEL, compare
+from assay.compare._diff import SIGNIFICANCE_LEVEL, case_status, compare
 from assay.compare._model import (
     CASE_STATUSES,
     CaseComparison,
@@ -25,6 +25,7 @@ from assay.compare._stats import (
     mcnemar_exact_p,
     paired_bootstrap_ci95,
 )
+from assay.compare._trend import Trend, TrendPoint, build_trend, least_squares_slope
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -42,8 +43,13 @@ __all__ = [
     "GateName",
     "GateState",
     "RegressionStatus",
+    "Trend",
+    "TrendPoint",
     "bootstrap_resamples",
+    "build_trend",
+    "case_status",
     "compare",
+    "least_squares_slope",
     "mcnemar_exact_p",
     "paired_bootstrap_ci95",
     "regression_status",

@@ -30,9 +30,9 @@ from assay.compare._stats import (
     paired_bootstrap_ci95,
 )
 from assay.errors import UsageError
-from assay.results import CaseResult, RunResult, Verdict
+from assay.results import CaseResult, CaseScore, RunResult, Verdict
 
-__all__ = ["SIGNIFICANCE_LEVEL", "compare"]
+__all__ = ["SIGNIFICANCE_LEVEL", "case_status", "compare"]
 
 SIGNIFICANCE_LEVEL = 0.05
 """McNemar p-values below this count as a significant pass-rate change."""
@@ -75,8 +75,8 @@ def compare(
     base: RunResult,
     head: RunResult,
     *,
-    base_cases: Iterable[CaseResult] | None = None,
-    head_cases: Iterable[CaseResult] | None = None,
+    base_cases: Iterable[CaseResult | CaseScore] | None = None,
+    head_cases: Iterable[CaseResult | CaseScore] | None = None,
     thresholds: CompareThresholds | None = None,
     require_significance: bool = False,
 ) -> Comparison:
@@ -158,6 +158,25 @@ def compare(
     )
 
 
+def case_status(
+    base_verdict: Verdict,
+    base_score: float | None,
+    head_verdict: Verdict,
+    head_score: float | None,
+    *,
+    case_score_delta: float,
+) -> tuple[CaseStatus, float | None]:
+    """The status of a case present in both runs, by the rule `compare` applies to each case,
+    and its score delta (`head − base`; None unless both runs scored it).
+
+    The run-level regression metric classifies its cases with this, so a case reads the same
+    in `assay run --baseline` as in `assay compare`.
+    """
+    delta = _change(base_score, head_score)
+    base, head = (base_verdict, base_score, 0.0), (head_verdict, head_score, 0.0)
+    return _case_status(base, head, delta, case_score_delta), delta
+
+
 def _case_status(base: _Case, head: _Case, delta: float | None, min_delta: float) -> CaseStatus:
     """The status of a case present in both runs.
 
@@ -178,7 +197,9 @@ def _case_status(base: _Case, head: _Case, delta: float | None, min_delta: float
     return "improved" if delta > 0 else "regressed"
 
 
-def _records(run_id: str, cases: Iterable[CaseResult], totals: _Totals) -> dict[str, _Case]:
+def _records(
+    run_id: str, cases: Iterable[CaseResult | CaseScore], totals: _Totals
+) -> dict[str, _Case]:
     """The compact records of a run's cases by id, summing the run's totals on the way."""
     records: dict[str, _Case] = {}
     for case in cases:

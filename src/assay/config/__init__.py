@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         parse_suite,
     )
     from assay.config._project_store import PROJECT_FILE, find_project, project_store
+    from assay.config._regression import BaselineChoice, RegressionConfig
     from assay.config._schema import suite_json_schema, suite_json_schema_text
     from assay.config._suite import (
         ExpectedToolCall,
@@ -45,11 +46,13 @@ _MODULES = {
         "parse_suite",
     ],
     "assay.config._project_store": ["PROJECT_FILE", "find_project", "project_store"],
+    "assay.config._regression": ["BaselineChoice", "RegressionConfig"],
     "assay.config._schema": ["suite_json_schema", "suite_json_schema_text"],
     "assay.config._suite": [
         "ExpectedToolCall",
         "InputMessage",
         "ProjectConfig",
+        "RegressionConfig",
         "Suite",
         "TestCase",
     ],
@@ -60,11 +63,13 @@ _WHERE = {name: module for module, names in _MODULES.items() for name in names}
 __all__ = [
     "PROJECT_FILE",
     "SUITE_SUFFIXES",
+    "BaselineChoice",
     "ExpectedToolCall",
     "InputMessage",
     "LoadedProject",
     "LoadedSuite",
     "ProjectConfig",
+    "RegressionConfig",
     "SourceMap",
     "Suite",
     "SuiteExecution",

@@ -8,6 +8,7 @@ from pydantic import BeforeValidator, Field, model_validator
 
 from assay._strict_model import StrictModel
 from assay.config._execution import SuiteExecution, TestExecution, Unit, VerdictSettings
+from assay.config._regression import RegressionConfig
 from assay.graders import GraderSpec, RubricItems
 from assay.graders.trajectory import ExpectedCall
 from assay.judge import JudgeSpec
@@ -113,6 +114,8 @@ class Suite(StrictModel):
     """Suite-wide execution settings."""
     assertions: list[GraderSpec] = Field(default_factory=list)
     """Default graders appended to every test (skip with execution.skip_defaults)."""
+    regression: RegressionConfig | None = None
+    """Compare every stored run with a baseline run (SPEC §6); see docs/regression.md."""
     tests: Annotated[list[TestCase], Field(min_length=1)]
     """The test cases, or a path/glob to YAML, JSONL or CSV files of them."""
 

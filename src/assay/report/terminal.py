@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from assay.results import CaseResult, RunResult, Verdict
+from assay.results import CaseResult, RegressionResult, RegressionStatus, RunResult, Verdict
 
 __all__ = ["VERDICT_STYLE", "listed_verdicts", "render_run"]
 
@@ -21,6 +21,16 @@ VERDICT_STYLE: dict[Verdict, str] = {
 
 ALL_CASES_UP_TO = 50
 """Runs with at most this many cases list every case; larger runs list only non-passing ones."""
+
+REGRESSED_LISTED = 5
+"""Regressed cases named on the regression line, the largest score drops first."""
+
+_REGRESSION_MARK: dict[RegressionStatus, tuple[str, str]] = {
+    "new": ("—", "cyan"),
+    "clean": ("✓", "green"),
+    "warning": ("!", "yellow"),
+    "critical": ("✗", "red"),
+}
 
 
 def listed_verdicts(total: int) -> tuple[Verdict, ...] | None:
@@ -74,8 +84,56 @@ def _case_table(cases: Iterable[CaseResult], total: int) -> Table | None:
     return table if shown else None
 
 
+def _points(fraction: float) -> str:
+    return f"{fraction * 100:.1f}"
+
+
+def _regression_lines(regression: RegressionResult) -> list[Text]:
+    """The run against its baseline: status and score change, case counts, worst cases."""
+    label, style = _REGRESSION_MARK[regression.status]
+    line = (
+        Text("  regression ")
+        .append(label, style=style)
+        .append(f" {regression.status}", style=f"bold {style}")
+    )
+    if regression.baseline_run_id is None:
+        where = {
+            "last_passing": "no earlier passing run of this suite and target",
+            "pinned": "no baseline pinned for this suite (assay baseline pin RUN_ID)",
+            "run": "no baseline run",
+        }[regression.strategy]
+        return [line.append(f": {where}")]
+    base, head = regression.base_score or 0.0, regression.head_score or 0.0
+    delta = regression.score_delta or 0.0
+    line.append(
+        f": mean score {delta * 100:+.1f} pt ({_points(base)}% → {_points(head)}%) "
+        f"vs {regression.baseline_run_id} ({regression.strategy})"
+    )
+    counts = [f"{n} {status}" for status, n in regression.case_counts.items() if n]
+    bounds = (
+        f"warning past {_points(regression.tolerance)} pt, "
+        f"critical from {_points(regression.critical_threshold)} pt"
+    )
+    lines = [line, Text("    " + "; ".join(filter(None, (", ".join(counts), bounds))), style="dim")]
+    regressed = [c for c in regression.cases if c.status == "regressed"]
+    # Worst first; a case that lost its score (an error) ranks above any scored drop.
+    regressed.sort(key=lambda c: -2.0 if c.score_delta is None else c.score_delta)
+    if regressed:
+        named = ", ".join(
+            f"{c.case_id} ({c.base_verdict} {_score(c.base_score)} → "
+            f"{c.head_verdict} {_score(c.head_score)})"
+            for c in regressed[:REGRESSED_LISTED]
+        )
+        more = len(regressed) - REGRESSED_LISTED
+        lines.append(
+            Text(f"    regressed: {named}" + (f" (+{more} more)" if more > 0 else ""), style="red")
+        )
+    return lines
+
+
 def render_run(console: Console, run: RunResult, cases: Iterable[CaseResult]) -> None:
-    """Print a run's summary: the case table, distribution, both dimensions, the verdict."""
+    """Print a run's summary: the case table, distribution, both dimensions, the regression
+    against the baseline (when measured), the verdict."""
     s, cfg = run.summary, run.config
     table = _case_table(cases, s.total)
     if table is not None:
@@ -121,8 +179,11 @@ def render_run(console: Console, run: RunResult, cases: Iterable[CaseResult]) ->
         extras.append(f"judge {s.judge_token_usage.total} tokens")
     if s.judge_cost_usd is not None:
         extras.append(f"judge ${s.judge_cost_usd:.4f}")
+    if run.regression is not None:
+        for line in _regression_lines(run.regression):
+            console.print(line)
     console.print(f"  run {run.id}  ({', '.join(extras)})", style="dim")
-    verdict = Text("PASSED", style="bold green") if s.passed else Text("FAILED", style="bold red")
+    verdict = Text("PASSED", style="bold green") if run.passed else Text("FAILED", style="bold red")
     if run.status != "completed":
         verdict = Text(run.status.upper(), style="bold magenta")
     console.print(Text("  result  ").append(verdict))

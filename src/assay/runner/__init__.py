@@ -10,6 +10,7 @@ from assay.runner._plan import (
     iter_cases,
     plan_run,
 )
+from assay.runner._regression import RegressionSettings, check_baseline
 from assay.runner._resume import plan_from_snapshot
 from assay.runner._retry import DEFAULT_MAX_RETRIES, RetryPolicy
 
@@ -18,10 +19,12 @@ __all__ = [
     "DEFAULT_MAX_RETRIES",
     "CasePlan",
     "CaseRunner",
+    "RegressionSettings",
     "Resume",
     "RetryPolicy",
     "RunOptions",
     "RunPlan",
+    "check_baseline",
     "execute",
     "iter_cases",
     "new_run_id",

@@ -35,6 +35,7 @@ from assay.results import (
 )
 from assay.runner._case import CaseRunner
 from assay.runner._plan import RunOptions, RunPlan, check_judge_key, iter_cases
+from assay.runner._regression import RegressionTracker, track_new_run, track_resumed_run
 from assay.runner._retry import RetryPolicy
 from assay.runner._writer import GroupWriter
 from assay.scoring import SummaryBuilder
@@ -134,10 +135,17 @@ class _Totals:
 class _Execution:
     """The state of one run while it executes: what is done, the totals, the case runner."""
 
-    def __init__(self, plan: RunPlan, sink: ResultSink, cache: ResponseCache | None) -> None:
+    def __init__(
+        self,
+        plan: RunPlan,
+        sink: ResultSink,
+        cache: ResponseCache | None,
+        regression: RegressionTracker | None,
+    ) -> None:
         self.plan = plan
         self.sink = sink
         self.cache = cache
+        self.regression = regression
         self.summary = SummaryBuilder(
             plan.config.metrics_pass_threshold, plan.config.cases_pass_threshold
         )
@@ -160,20 +168,23 @@ class _Execution:
         self._hits = cache.stats.hits if cache else 0
         self._misses = cache.stats.misses if cache else 0
 
-    def start(self, run_id: str | None, resume: Resume | None) -> RunResult:
+    def start(self, run_id: str, started_at: str, resume: Resume | None) -> RunResult:
         """Create the run in the sink, or take over the run being resumed."""
         if resume is None:
             run = RunResult(
-                id=run_id or new_run_id(),
+                id=run_id,
                 suite=self.plan.suite_name,
                 target=self.plan.target_name,
                 status="running",
-                started_at=now_iso(),
+                started_at=started_at,
                 config=self.plan.config,
                 summary=self.summary.build(),
                 assay_version=__version__,
             )
-            self.sink.create_run(run, snapshot_of(self.plan))
+            snapshot = snapshot_of(self.plan)
+            if self.regression is not None:  # so `--resume` keeps the same baseline
+                snapshot["regression"] = self.regression.baseline.snapshot()
+            self.sink.create_run(run, snapshot)
             return run
         # Totals are recounted from the stored results: a killed process never wrote its own.
         for case in resume.done:
@@ -186,16 +197,24 @@ class _Execution:
         """Add a finished case to the run's summary and totals."""
         self.summary.add(case)
         self.totals.add(case)
+        if self.regression is not None:
+            self.regression.add(case)
 
     def finish(self, run: RunResult, status: RunStatus) -> RunResult:
         """Close the run in the sink with its final summary, totals and scheduling record."""
         limits = self.runner.limiter.stats()
         cache = self.cache
+        summary = self.summary.build()
+        regression = None
+        if self.regression is not None and status == "completed":  # partial runs are not measured
+            tests = self.plan.loaded.suite.tests
+            regression = self.regression.result(summary, (test.id for test in tests))
         finished = run.model_copy(
             update={
                 "status": status,
                 "finished_at": now_iso(),
-                "summary": self.summary.build(),
+                "summary": summary,
+                "regression": regression,
                 "duration_ms": round(
                     self.previous_ms + (time.perf_counter() - self.started) * 1000.0, 3
                 ),
@@ -221,6 +240,8 @@ class _Execution:
             token_usage=finished.token_usage,
             cost_usd=finished.cost_usd,
             scheduling=finished.scheduling,
+            # Passed only when there is one, so a sink written before the metric still works.
+            **({"regression": regression} if regression is not None else {}),
         )
         return finished
 
@@ -247,6 +268,13 @@ async def execute(
     With `resume`, only the cases the stored run lacks are run, into the same run. On
     cancellation (Ctrl-C) the run is finished as `interrupted` with every result so far kept;
     on any other failure as `failed`; the original exception propagates either way.
+
+    When the plan has regression settings, the baseline is found in `sink` (a store) before
+    the target is set up, and a completed run carries its `RegressionResult`.
+
+    Raises:
+        UsageError: A named baseline is unknown or unusable, or one was requested explicitly
+            and `sink` is not a store.
     """
     with _long_lived_heap():
         return await _execute(
@@ -283,9 +311,15 @@ async def _execute(
     resume: Resume | None,
 ) -> RunResult:
     check_judge_key(plan)
+    # The baseline is found before the target is set up: an unknown one stops the run at once.
+    run_id, started_at = run_id or new_run_id(), now_iso()
+    if resume is None:
+        regression = track_new_run(plan, sink, run_id=run_id, started_at=started_at)
+    else:
+        regression = track_resumed_run(sink, resume.run.id)
     await plan.target.setup(plan.target_base_dir)
-    state = _Execution(plan, sink, cache)
-    run = state.start(run_id, resume)
+    state = _Execution(plan, sink, cache, regression)
+    run = state.start(run_id, started_at, resume)
     cases = iter_cases(plan, state.done_ids)
 
     def committed(results: list[CaseResult]) -> None:

@@ -15,6 +15,7 @@ from assay.errors import ConfigError, UsageError
 from assay.graders import ExpectedOutcomes, Grader
 from assay.judge import JudgeSpec, judge_from_env, merge_judges
 from assay.results import JSON, Message, RunConfigSnapshot
+from assay.runner._regression import RegressionSettings, regression_settings
 from assay.runner._retry import DEFAULT_MAX_RETRIES
 from assay.scoring import (
     DEFAULT_CASES_PASS_THRESHOLD,
@@ -64,6 +65,9 @@ class RunOptions:
     """The judge model of every judged grader (`--judge-model`), over every config file."""
     judge_base_url: str | None = None
     """The judge endpoint (`--judge-base-url`), over every config file."""
+    baseline: str | None = None
+    """Measure the run against this baseline (`--baseline`): `last_passing`, `pinned` or a
+    run id; over the suite's `regression.baseline`, and enables the metric without it."""
 
     def selects(self, test: TestCase) -> bool:
         """Whether the selection flags keep this test."""
@@ -150,6 +154,9 @@ class RunPlan:
     """The environment's and the command line's judge settings (over everything)."""
     cases: Sequence[CasePlan] = field(default=())
     """The selected cases in suite order; each plan is built when it is read."""
+    regression: RegressionSettings | None = None
+    """The regression metric's settings; None when the run is not measured against a
+    baseline."""
 
     @property
     def default_judge(self) -> JudgeSpec | None:
@@ -339,6 +346,7 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
         cases=cases,
         judge_base=judge_base,
         judge_forced=judge_forced,
+        regression=regression_settings(loaded, options.baseline),
     )
 
 

@@ -26,6 +26,7 @@ def _options(raw: Any) -> RunOptions:
         cases=tuple(raw.get("cases") or ()),
         judge_model=raw.get("judge_model"),
         judge_base_url=raw.get("judge_base_url"),
+        baseline=raw.get("baseline"),
     )
 
 
