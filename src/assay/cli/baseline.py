@@ -6,21 +6,18 @@ pinned` and `assay compare baseline ...` compare with (SPEC §6).
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import TYPE_CHECKING
 
 import click
 
+from assay.cli._store import db_option, open_cli_store
+
 if TYPE_CHECKING:
     from assay.results import JSON, RunResult
-    from assay.store import Baseline, Store
+    from assay.store import Baseline
 
 __all__ = ["command"]
-
-
-def _db_option(function: click.decorators.FC) -> click.decorators.FC:
-    return click.option("--db", help="The run store (a SQLite path or database URL).")(function)
 
 
 @click.group("baseline")
@@ -31,7 +28,7 @@ def command() -> None:
 @command.command("pin")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--suite", metavar="SUITE", help="Resolve `latest`/`latest~N` within this suite.")
-@_db_option
+@db_option
 def pin_command(run_ref: str, suite: str | None, db: str | None) -> None:
     """Pin a completed run as the baseline of its suite, replacing any earlier pin.
 
@@ -45,7 +42,7 @@ def pin_command(run_ref: str, suite: str | None, db: str | None) -> None:
             f"{run_ref}: a baseline must be a stored run; store the file first with "
             f"`assay runs import {run_ref}`, then pin its run id"
         )
-    with _open(db) as store:
+    with open_cli_store(db) as store:
         run = store.get_run(resolve_run_ref(store, run_ref, suite=suite))
         previous = store.get_baseline(run.suite)
         pinned = store.pin_baseline(run.id, pinned_at=_now_iso(), suite=suite)
@@ -61,7 +58,7 @@ def pin_command(run_ref: str, suite: str | None, db: str | None) -> None:
 @command.command("show")
 @click.argument("suite", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the baselines as JSON.")
-@_db_option
+@db_option
 def show_command(suite: str | None, as_json: bool, db: str | None) -> None:
     """Show the pinned baseline of SUITE, or of every suite.
 
@@ -69,7 +66,7 @@ def show_command(suite: str | None, as_json: bool, db: str | None) -> None:
     """
     from assay.errors import UsageError
 
-    with _open(db) as store:
+    with open_cli_store(db) as store:
         if suite is None:
             pinned = store.list_baselines()
         else:
@@ -90,10 +87,10 @@ def show_command(suite: str | None, as_json: bool, db: str | None) -> None:
 
 @command.command("unpin")
 @click.argument("suite")
-@_db_option
+@db_option
 def unpin_command(suite: str, db: str | None) -> None:
     """Remove the pinned baseline of SUITE (the run itself stays stored)."""
-    with _open(db) as store:
+    with open_cli_store(db) as store:
         removed = store.unpin_baseline(suite)
     click.echo(
         f"unpinned run {removed.run_id}, the baseline of suite '{removed.suite}' since "
@@ -143,11 +140,3 @@ def _now_iso() -> str:
     from datetime import UTC, datetime
 
     return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def _open(db: str | None) -> contextlib.closing[Store]:
-    """The run store, closed when the `with` block ends."""
-    from assay.config import project_store
-    from assay.store import open_store
-
-    return contextlib.closing(open_store(db, fallback=project_store()))

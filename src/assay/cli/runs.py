@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from pathlib import Path
@@ -10,16 +9,14 @@ from typing import TYPE_CHECKING
 
 import click
 
+from assay.cli._store import db_option, open_cli_store
+
 if TYPE_CHECKING:
-    from assay.store import Store
+    pass
 
 __all__ = ["command"]
 
 _STATUSES = ["running", "completed", "interrupted", "failed"]
-
-
-def _db_option(function: click.decorators.FC) -> click.decorators.FC:
-    return click.option("--db", help="The run store (a SQLite path or database URL).")(function)
 
 
 @click.group("runs")
@@ -35,7 +32,7 @@ def command() -> None:
 @click.option("--until", metavar="DATE", help="Started before (ISO 8601).")
 @click.option("--limit", type=click.IntRange(1, 100_000), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as a JSON list.")
-@_db_option
+@db_option
 def list_command(
     suite: str | None,
     target: str | None,
@@ -51,7 +48,7 @@ def list_command(
 
     from assay.cli._output import stdout_console
 
-    with _open(db) as store:
+    with open_cli_store(db) as store:
         found = store.list_runs(
             suite=suite,
             target=target,
@@ -88,13 +85,13 @@ def list_command(
 @command.command("show")
 @click.argument("run_id", metavar="RUN")
 @click.option("--json", "as_json", is_flag=True, help="Print the run result (SPEC §8).")
-@_db_option
+@db_option
 def show_command(run_id: str, as_json: bool, db: str | None) -> None:
     """Show one run (an id or a unique prefix of one)."""
     from assay.cli._output import stdout_console
     from assay.report import listed_verdicts, render_json, render_run
 
-    with _open(db) as store:
+    with open_cli_store(db) as store:
         run = store.get_run(run_id)
         if as_json:
             full = run.model_copy(update={"results": list(store.iter_case_results(run.id))})
@@ -116,7 +113,7 @@ def show_command(run_id: str, as_json: bool, db: str | None) -> None:
 )
 @click.option("--target", help="Only runs against this target.")
 @click.option("--json", "as_json", is_flag=True, help="Print the trend as JSON.")
-@_db_option
+@db_option
 def trend_command(suite: str, last: int, target: str | None, as_json: bool, db: str | None) -> None:
     """How SUITE's pass rate and mean score moved over its last N completed runs.
 
@@ -127,7 +124,7 @@ def trend_command(suite: str, last: int, target: str | None, as_json: bool, db: 
     from assay.compare import build_trend
     from assay.report import render_trend
 
-    with _open(db) as store:
+    with open_cli_store(db) as store:
         newest_first = store.list_runs(suite=suite, target=target, status="completed", limit=last)
     trend = build_trend(suite, newest_first[::-1], target=target)
     if as_json:
@@ -141,12 +138,12 @@ def trend_command(suite: str, last: int, target: str | None, as_json: bool, db: 
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write here instead of stdout."
 )
-@_db_option
+@db_option
 def export_command(run_id: str, output: str | None, db: str | None) -> None:
     """Export a run with its snapshot and every case result as JSONL (`runs import` reads it)."""
     from assay.api import write_export
 
-    with _open(db) as store:
+    with open_cli_store(db) as store:
         if output is None:
             write_export(store, run_id, sys.stdout)
             return
@@ -157,13 +154,13 @@ def export_command(run_id: str, output: str | None, db: str | None) -> None:
 
 @command.command("import")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@_db_option
+@db_option
 def import_command(path: str, db: str | None) -> None:
     """Import a run exported by `runs export` (all or nothing; the id must be new here)."""
     from assay.api import read_export
 
     run, snapshot = read_export(Path(path))
-    with _open(db) as store:
+    with open_cli_store(db) as store:
         store.create_run(run, snapshot)
         click.echo(f"imported run {run.id} ({len(run.results)} cases) into {store.describe()}")
 
@@ -171,12 +168,12 @@ def import_command(path: str, db: str | None) -> None:
 @command.command("delete")
 @click.argument("run_id", metavar="RUN")
 @click.option("-y", "--yes", is_flag=True, help="Delete without asking.")
-@_db_option
+@db_option
 def delete_command(run_id: str, yes: bool, db: str | None) -> None:
     """Delete a run and its case results (and its pin, if it is a suite's baseline)."""
     from assay.errors import UsageError
 
-    with _open(db) as store:
+    with open_cli_store(db) as store:
         run = store.get_run(run_id)
         pinned = store.get_baseline(run.suite)
         # The store drops the pin with the run, which changes what later runs are measured
@@ -197,11 +194,3 @@ def delete_command(run_id: str, yes: bool, db: str | None) -> None:
             )
         else:
             click.echo(f"deleted run {run.id}")
-
-
-def _open(db: str | None) -> contextlib.closing[Store]:
-    """The run store, closed when the `with` block ends."""
-    from assay.config import project_store
-    from assay.store import open_store
-
-    return contextlib.closing(open_store(db, fallback=project_store()))
