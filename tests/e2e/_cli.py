@@ -12,7 +12,9 @@ ASSAY = str(Path(sys.executable).with_name("assay"))
 
 def assay_env(**extra: str) -> dict[str, str]:
     """The environment of a CLI run: no inherited store URL or terminal width, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if k not in ("ASSAY_DATABASE_URL", "COLUMNS")}
+    # GITHUB_STEP_SUMMARY too: under GitHub Actions every run would append to the job summary.
+    dropped = ("ASSAY_DATABASE_URL", "COLUMNS", "GITHUB_STEP_SUMMARY")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     return {**env, **extra}
 
 

@@ -34,6 +34,7 @@ _COMMANDS = {
     "runs": "assay.cli.runs",
     "compare": "assay.cli.compare",
     "baseline": "assay.cli.baseline",
+    "report": "assay.cli.report",
 }
 
 

@@ -62,6 +62,13 @@ __all__ = ["command"]
     "a critical score drop fails the run.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the run result (SPEC §8) as JSON.")
+@click.option(
+    "--report",
+    "reports",
+    multiple=True,
+    metavar="FORMAT:PATH",
+    help="Also write a report of the runs (md, junit or json), e.g. junit:assay.xml; repeatable.",
+)
 def command(
     paths: tuple[str, ...],
     threshold: float | None,
@@ -79,6 +86,7 @@ def command(
     judge_base_url: str | None,
     baseline: str | None,
     as_json: bool,
+    reports: tuple[str, ...],
 ) -> int:
     """Run eval suites (files, or directories searched for *.eval.yaml) and report the results.
 
@@ -92,6 +100,7 @@ def command(
     from assay.cache import CacheMode
     from assay.cli._output import print_warnings, stdout_console
     from assay.cli._progress import RunProgress
+    from assay.cli._reports import parse_reports, write_reports
     from assay.config import discover_suite_files, load_project, load_suite
     from assay.errors import UsageError
     from assay.runner import RunOptions, check_baseline, plan_run
@@ -105,6 +114,7 @@ def command(
         raise UsageError(
             "--resume RUN_ID takes no --baseline: a resumed run keeps the baseline it started with"
         )
+    report_requests = parse_reports(reports)
     project = load_project()
     print_warnings(project.warnings)
     suites = [load_suite(path) for path in discover_suite_files(paths)]
@@ -147,6 +157,8 @@ def command(
                 run = asyncio.run(run_plan(plan, store, on_case=progress.advance, cache=cache))
             runs.append(run)
         _report(runs, store, out, as_json=as_json)
+        if not write_reports(report_requests, runs, store):
+            return 2  # the runs are stored; the message says how to write the report again
     finally:
         store.close()
         if cache is not None:

@@ -14,7 +14,7 @@ from assay.config._aliases import rewrite_project, rewrite_suite, rewrite_tests
 from assay.config._checks import check_suite
 from assay.config._datasets import display_path, load_tests
 from assay.config._errors import issues_from_validation
-from assay.config._project_store import PROJECT_FILE, find_project
+from assay.config._project_store import PROJECT_FILE, find_project, resolve_store
 from assay.config._suite import ProjectConfig, Suite
 from assay.config._yaml import SourceMap, load_yaml
 from assay.errors import ConfigError, ConfigIssue
@@ -75,10 +75,7 @@ class LoadedProject:
     @property
     def store(self) -> str | None:
         """The configured store: a URL as written, a relative path resolved against `base_dir`."""
-        store = self.config.store
-        if store is None or "://" in store or Path(store).is_absolute():
-            return store
-        return str(self.base_dir / store)
+        return resolve_store(self.config.store, self.base_dir)
 
 
 def _expand_tests(data: JSON, source: SourceMap, base_dir: Path) -> list[ConfigIssue]:

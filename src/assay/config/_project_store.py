@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assay.config._datasets import display_path
-from assay.config._yaml import load_yaml
 from assay.errors import ConfigError
 
-__all__ = ["PROJECT_FILE", "find_project", "project_store"]
+__all__ = ["PROJECT_FILE", "find_project", "project_store", "resolve_store"]
 
 PROJECT_FILE = "assay.yaml"
 
@@ -29,8 +27,17 @@ def find_project(start: Path | None = None) -> Path | None:
     return None
 
 
+def resolve_store(store: str | None, base_dir: Path) -> str | None:
+    """A configured store as opened: a URL as written, a relative path against `base_dir`
+    (the project file's directory), so every subdirectory finds the same store."""
+    if store is None or "://" in store or Path(store).is_absolute():
+        return store
+    return str(base_dir / store)
+
+
 def project_store(path: Path | None = None) -> str | None:
-    """The `store:` of the project config (None when there is no file or no key).
+    """The `store:` of the project config, resolved as `resolve_store` does (None when there
+    is no file or no key).
 
     Raises:
         ConfigError: The file is not a mapping, or `store` is not a string.
@@ -38,6 +45,10 @@ def project_store(path: Path | None = None) -> str | None:
     path = path or find_project()
     if path is None:
         return None
+    # Imported here: without a project file (most directories) YAML is never needed.
+    from assay.config._datasets import display_path
+    from assay.config._yaml import load_yaml
+
     data, source = load_yaml(path, display=display_path(path))
     if data is None:
         return None
@@ -54,4 +65,4 @@ def project_store(path: Path | None = None) -> str | None:
                 )
             ]
         )
-    return store
+    return resolve_store(store, path.parent)

@@ -1,18 +1,35 @@
-"""Renderers of run results: terminal (rich) and JSON. They do no I/O of their own."""
+"""Renderers of run results: terminal (rich), Markdown, JSON and JUnit XML. They do no I/O of
+their own: they write to the stream or console they are given."""
 
 from assay.report.comparison import LISTED_PER_STATUS, render_comparison
 from assay.report.json import render_json, render_json_many
+from assay.report.junit import CaseSource, render_junit, write_junit
+from assay.report.markdown import (
+    CASES_LISTED,
+    CHARACTERS_LISTED,
+    MARKDOWN_VERDICTS,
+    markdown_chunks,
+    render_markdown,
+)
 from assay.report.terminal import VERDICT_STYLE, listed_verdicts, render_run
 from assay.report.trend import describe_slope, render_trend
 
 __all__ = [
+    "CASES_LISTED",
+    "CHARACTERS_LISTED",
     "LISTED_PER_STATUS",
+    "MARKDOWN_VERDICTS",
     "VERDICT_STYLE",
+    "CaseSource",
     "describe_slope",
     "listed_verdicts",
+    "markdown_chunks",
     "render_comparison",
     "render_json",
     "render_json_many",
+    "render_junit",
+    "render_markdown",
     "render_run",
     "render_trend",
+    "write_junit",
 ]
