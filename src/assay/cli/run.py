@@ -63,6 +63,12 @@ __all__ = ["command"]
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the run result (SPEC §8) as JSON.")
 @click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Under the case table, list every case's grader results and expected outcomes.",
+)
+@click.option(
     "--report",
     "reports",
     multiple=True,
@@ -86,6 +92,7 @@ def command(
     judge_base_url: str | None,
     baseline: str | None,
     as_json: bool,
+    verbose: bool,
     reports: tuple[str, ...],
 ) -> int:
     """Run eval suites (files, or directories searched for *.eval.yaml) and report the results.
@@ -156,7 +163,7 @@ def command(
             with RunProgress(err, plan.suite_name, len(plan.cases)) as progress:
                 run = asyncio.run(run_plan(plan, store, on_case=progress.advance, cache=cache))
             runs.append(run)
-        _report(runs, store, out, as_json=as_json)
+        _report(runs, store, out, as_json=as_json, verbose=verbose)
         if not write_reports(report_requests, runs, store):
             return 2  # the runs are stored; the message says how to write the report again
     finally:
@@ -166,7 +173,9 @@ def command(
     return 0 if all(r.passed for r in runs) else 1
 
 
-def _report(runs: list[RunResult], store: Store, out: Console, *, as_json: bool) -> None:
+def _report(
+    runs: list[RunResult], store: Store, out: Console, *, as_json: bool, verbose: bool
+) -> None:
     """Print the runs: the §8 JSON document(s), or the terminal summary of each."""
     from assay.report import listed_verdicts, render_json, render_json_many, render_run
 
@@ -176,5 +185,6 @@ def _report(runs: list[RunResult], store: Store, out: Console, *, as_json: bool)
         return
     for run in runs:
         listed = listed_verdicts(run.summary.total)
-        render_run(out, run, store.iter_case_results(run.id, verdicts=listed))
+        breakdown = store.iter_case_results(run.id) if verbose else None
+        render_run(out, run, store.iter_case_results(run.id, verdicts=listed), breakdown=breakdown)
         out.print(f"  stored in {store.describe()}", style="dim")

@@ -85,8 +85,14 @@ def list_command(
 @command.command("show")
 @click.argument("run_id", metavar="RUN")
 @click.option("--json", "as_json", is_flag=True, help="Print the run result (SPEC §8).")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Under the case table, list every case's grader results and expected outcomes.",
+)
 @db_option
-def show_command(run_id: str, as_json: bool, db: str | None) -> None:
+def show_command(run_id: str, as_json: bool, verbose: bool, db: str | None) -> None:
     """Show one run (an id or a unique prefix of one)."""
     from assay.cli._output import stdout_console
     from assay.report import listed_verdicts, render_json, render_run
@@ -98,7 +104,13 @@ def show_command(run_id: str, as_json: bool, db: str | None) -> None:
             click.echo(render_json(full))
             return
         listed = listed_verdicts(run.summary.total)
-        render_run(stdout_console(), run, store.iter_case_results(run.id, verdicts=listed))
+        breakdown = store.iter_case_results(run.id) if verbose else None
+        render_run(
+            stdout_console(),
+            run,
+            store.iter_case_results(run.id, verdicts=listed),
+            breakdown=breakdown,
+        )
 
 
 @command.command("trend")

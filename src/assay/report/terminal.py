@@ -5,10 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from assay.results import CaseResult, RegressionResult, RegressionStatus, RunResult, Verdict
+from assay.results import (
+    CaseResult,
+    ExpectedOutcomeResult,
+    GraderResult,
+    RegressionResult,
+    RegressionStatus,
+    RunResult,
+    Verdict,
+)
 
 __all__ = ["VERDICT_STYLE", "listed_verdicts", "render_run"]
 
@@ -72,16 +81,88 @@ def _case_table(cases: Iterable[CaseResult], total: int) -> Table | None:
             continue
         style = VERDICT_STYLE[case.verdict]
         table.add_row(
-            case.case_id,
+            Text(case.case_id),
             Text(case.verdict, style=style),
             _score(case.score),
             f"{case.threshold:.2f}",
-            "" if case.verdict == "pass" else _why(case),
+            "" if case.verdict == "pass" else Text(_why(case)),
         )
         shown += 1
     if hidden:
         table.caption = f"… and {hidden} more non-passing cases"
     return table if shown else None
+
+
+def _any_required(results: list[GraderResult]) -> bool:
+    return any(r.required or _any_required(r.children) for r in results)
+
+
+def _grader_rows(
+    table: Table, results: list[GraderResult], prefix: str, depth: int, required: bool
+) -> None:
+    """One row per grader result (a `required` cell when the table has that column); a
+    composite's members follow it, indented."""
+    for result in results:
+        misses = list(result.misses)
+        if result.error is not None:
+            misses.insert(0, f"{result.error.type}: {result.error.message}")
+        cells: list[Text | str] = [
+            Text("  " * depth + prefix + result.name),
+            Text(result.type, style="dim"),
+            _score(result.score),
+            Text(result.verdict, style=VERDICT_STYLE[result.verdict]),
+            f"{result.weight:g}",
+            Text("; ".join(misses)),
+        ]
+        if required:
+            cells.insert(5, "yes" if result.required else "")
+        table.add_row(*cells)
+        _grader_rows(table, result.children, "", depth + 1, required)
+
+
+def _outcome_lines(outcomes: list[ExpectedOutcomeResult], prefix: str) -> list[Text]:
+    return [
+        Text("    ")
+        .append("✓" if o.passed else "✗", style="green" if o.passed else "red")
+        .append(f" {prefix}expected: {o.outcome}")
+        for o in outcomes
+    ]
+
+
+def _print_breakdown(console: Console, case: CaseResult) -> None:
+    """A case's grader results (a row each) and its expected outcomes (✓/✗ a line each).
+
+    Model and grader text goes in as `Text`, never as markup: a miss quoting "[bold]" prints
+    as written.
+    """
+    console.print(
+        Text("  ")
+        .append(case.case_id, style="bold")
+        .append("  ")
+        .append(case.verdict, style=VERDICT_STYLE[case.verdict])
+        .append(f"  {_score(case.score)}")
+    )
+    groups = [("", case.grader_results)]
+    groups += [(f"turn {t.index}: ", t.grader_results) for t in case.turns]
+    required = any(_any_required(results) for _, results in groups)
+    columns = ["grader", "type", "score", "verdict", "weight"]
+    columns += ["required", "misses"] if required else ["misses"]
+    table = Table(box=None, show_header=True, header_style="dim", pad_edge=False)
+    for column in columns:
+        right = column in ("score", "weight")
+        table.add_column(column, justify="right" if right else "left", overflow="fold")
+    for prefix, results in groups:
+        _grader_rows(table, results, prefix, 0, required)
+    if table.row_count:
+        console.print(Padding(table, (0, 0, 0, 4), expand=False))
+    lines = _outcome_lines(case.expected_outcome_results, "")
+    for turn in case.turns:
+        lines += _outcome_lines(turn.expected_outcome_results, f"turn {turn.index} ")
+    for line in lines:
+        console.print(line)
+    if not table.row_count and not lines:
+        reason = "" if case.error is None else f": {case.error.type}: {case.error.message}"
+        console.print(Text(f"    no grader results{reason}", style="dim"))
 
 
 def _points(fraction: float) -> str:
@@ -131,13 +212,35 @@ def _regression_lines(regression: RegressionResult) -> list[Text]:
     return lines
 
 
-def render_run(console: Console, run: RunResult, cases: Iterable[CaseResult]) -> None:
+def render_run(
+    console: Console,
+    run: RunResult,
+    cases: Iterable[CaseResult],
+    *,
+    breakdown: Iterable[CaseResult] | None = None,
+) -> None:
     """Print a run's summary: the case table, distribution, both dimensions, the regression
-    against the baseline (when measured), the verdict."""
+    against the baseline (when measured), the verdict.
+
+    Args:
+        console: Where to print.
+        run: The run (without its results).
+        cases: Its case results in stored order: those `listed_verdicts` names suffice.
+        breakdown: With `--verbose`, the cases whose grader results and expected outcomes to
+            list under the table (every case, streamed: a second pass over the store, so
+            memory stays flat); None lists none.
+    """
     s, cfg = run.summary, run.config
     table = _case_table(cases, s.total)
     if table is not None:
         console.print(table)
+    if breakdown is not None:
+        heading = False
+        for case in breakdown:
+            if not heading:
+                console.print(Text("Graders", style="italic"))
+                heading = True
+            _print_breakdown(console, case)
     rows: tuple[tuple[int, str, float, Verdict], ...] = (
         (s.passed_count, "passed", s.passed_pct, "pass"),
         (s.borderline_count, "borderline", s.borderline_pct, "borderline"),
