@@ -6,8 +6,9 @@ and the commands that only read stored runs (`compare`, `runs export`) need none
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from assay._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from assay.api._compare import BASELINE_REF, compare_stored, is_file_ref, resolve_run_ref
@@ -39,7 +40,6 @@ _MODULES = {
     ],
     "assay.api._export": ["read_export", "write_export"],
 }
-_WHERE = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "BASELINE_REF",
@@ -60,10 +60,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.api' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_getattr(__name__, _MODULES, globals())

@@ -6,8 +6,9 @@ and commands that only read stored runs need none of them (`project_store`).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from assay._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from assay.config._checks import case_graders
@@ -58,7 +59,6 @@ _MODULES = {
     ],
     "assay.config._yaml": ["SourceMap", "format_path", "interpolate_env", "load_yaml"],
 }
-_WHERE = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "PROJECT_FILE",
@@ -91,10 +91,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.config' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_getattr(__name__, _MODULES, globals())
