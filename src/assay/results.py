@@ -6,6 +6,7 @@ rules that fill them live in `assay.scoring`.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,6 +37,7 @@ __all__ = [
     "Verdict",
     "add_cost",
     "add_usage",
+    "now_iso",
 ]
 
 JSON: TypeAlias = Any
@@ -365,3 +367,9 @@ class RunResult(_Result):
         """The run's verdict: both §1.5 dimensions passed and no critical regression."""
         critical = self.regression is not None and self.regression.status == "critical"
         return self.summary.passed and not critical
+
+
+def now_iso() -> str:
+    """The current UTC time as runs write their timestamps (`started_at`, a baseline's
+    `pinned_at`): ISO 8601 with milliseconds, so their text order is chronological."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -20,6 +20,7 @@ from assay.results import (
     CaseResult,
     ErrorInfo,
     Message,
+    RegressionResult,
     RunResult,
     RunStatus,
     RunSummary,
@@ -151,6 +152,7 @@ class RecordingSink:
         token_usage: TokenUsage | None,
         cost_usd: float | None,
         scheduling: SchedulingStats | None = None,
+        regression: RegressionResult | None = None,
     ) -> None:
         assert self.created is not None and run_id == self.created.id
         self.calls.append(("finish_run", status))

@@ -36,6 +36,7 @@ def pin_command(run_ref: str, suite: str | None, db: str | None) -> None:
     """
     from assay.api import is_file_ref, resolve_run_ref
     from assay.errors import UsageError
+    from assay.results import now_iso
 
     if is_file_ref(run_ref):
         raise UsageError(
@@ -45,7 +46,7 @@ def pin_command(run_ref: str, suite: str | None, db: str | None) -> None:
     with open_cli_store(db) as store:
         run = store.get_run(resolve_run_ref(store, run_ref, suite=suite))
         previous = store.get_baseline(run.suite)
-        pinned = store.pin_baseline(run.id, pinned_at=_now_iso(), suite=suite)
+        pinned = store.pin_baseline(run.id, pinned_at=now_iso(), suite=suite)
     click.echo(f"pinned run {pinned.run_id} as the baseline of suite '{pinned.suite}'")
     if previous is None:
         return
@@ -132,11 +133,3 @@ def _print_table(rows: list[tuple[Baseline, RunResult]]) -> None:
             f"{run.summary.weighted_metrics_score_pct:.1f}%",
         )
     console.print(table)
-
-
-def _now_iso() -> str:
-    """Now in UTC, written as runs write `started_at` (`assay.runner.now_iso`); the runner
-    itself is not imported, to keep this command fast."""
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -1,7 +1,7 @@
 """The runner: plans a suite against a target and executes it with bounded concurrency."""
 
 from assay.runner._case import CaseRunner
-from assay.runner._execute import Resume, execute, new_run_id, now_iso, snapshot_of
+from assay.runner._execute import Resume, execute, new_run_id, snapshot_of
 from assay.runner._plan import (
     DEFAULT_CONCURRENCY,
     CasePlan,
@@ -28,7 +28,6 @@ __all__ = [
     "execute",
     "iter_cases",
     "new_run_id",
-    "now_iso",
     "plan_from_snapshot",
     "plan_run",
     "snapshot_of",

@@ -32,6 +32,7 @@ from assay.results import (
     TokenUsage,
     add_cost,
     add_usage,
+    now_iso,
 )
 from assay.runner._case import CaseRunner
 from assay.runner._plan import RunOptions, RunPlan, check_judge_key, iter_cases
@@ -41,7 +42,7 @@ from assay.runner._writer import GroupWriter
 from assay.scoring import SummaryBuilder
 from assay.store import RawJSON, ResultSink
 
-__all__ = ["Resume", "execute", "new_run_id", "now_iso", "snapshot_of"]
+__all__ = ["Resume", "execute", "new_run_id", "snapshot_of"]
 
 _GC_GEN0_THRESHOLD = 10_000
 """Allocations between young-generation collections during a run (Python's default: 700)."""
@@ -52,11 +53,6 @@ CaseCallback = Callable[[CaseResult], None]
 def new_run_id() -> str:
     """A sortable, unique run id: UTC time plus random suffix (`20261122T054312-3f9a1c`)."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
-
-
-def now_iso() -> str:
-    """Current UTC time in ISO 8601."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def _git_commit(directory: Path) -> str | None:
@@ -240,8 +236,7 @@ class _Execution:
             token_usage=finished.token_usage,
             cost_usd=finished.cost_usd,
             scheduling=finished.scheduling,
-            # Passed only when there is one, so a sink written before the metric still works.
-            **({"regression": regression} if regression is not None else {}),
+            regression=regression,
         )
         return finished
 
