@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page, Route
 
 CLOSED_ENDPOINT = "http://127.0.0.1:9/v1"
 """The discard port on loopback: nothing listens, so a stray model call fails at once."""
@@ -58,3 +62,50 @@ def postgres_url(postgres_admin_url: str) -> Iterator[str]:
 
     with fresh_database(postgres_admin_url) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Browser]:
+    """A real headless Chromium for the session (see tests/_browser.py).
+
+    Missing under CI fails the test (`make test` provisions it); elsewhere it skips.
+    """
+    from playwright.sync_api import sync_playwright
+
+    from tests._browser import LAUNCH_ARGS, ChromiumUnavailable, chromium_path
+
+    try:
+        executable = chromium_path()
+    except ChromiumUnavailable as exc:
+        if os.environ.get("CI"):
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(chromium: Browser) -> Iterator[Page]:
+    """A fresh page in its own context; any request off loopback or file:// fails the test."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    offsite: list[str] = []
+
+    def guard(route: Route) -> None:
+        url = route.request.url
+        if url.startswith(("file://", "data:", "about:", "http://127.0.0.1", "http://localhost")):
+            route.continue_()
+        else:
+            offsite.append(url)
+            route.abort()
+
+    context.route("**/*", guard)
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not offsite, f"the page tried to reach the network: {offsite}"
