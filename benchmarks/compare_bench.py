@@ -1,4 +1,4 @@
-"""Compare benchmark: `assay.compare` over two synthetic runs built in memory.
+"""Compare benchmark: `assay.comparison` over two synthetic runs built in memory.
 
 Both runs have N cases (default 100,000, the SPEC §9 scale); the head moves ~10% of the
 scores and flips ~2% of the verdicts, so every part of the comparison does real work: the
@@ -16,7 +16,7 @@ import argparse
 import random
 import time
 
-from assay.compare import compare
+from assay.comparison import compare
 from assay.results import CaseResult, RunConfigSnapshot, RunResult, RunSummary, Verdict
 
 CONFIG = RunConfigSnapshot(

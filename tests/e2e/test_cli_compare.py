@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.compare import CompareThresholds
+from assay.comparison import CompareThresholds
 from tests.conftest import write
 from tests.e2e._cli import assay
 

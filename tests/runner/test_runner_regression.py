@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 
 from assay.api import EvalConfig, evaluate, resume_run
-from assay.compare import (
+from assay.comparison import (
     DEFAULT_CRITICAL_THRESHOLD,
     DEFAULT_REGRESSION_TOLERANCE,
     CompareThresholds,

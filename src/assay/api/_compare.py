@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from assay.api._export import read_export
-from assay.compare import CompareThresholds, Comparison, compare
+from assay.comparison import CompareThresholds, Comparison, compare
 from assay.errors import UsageError
 from assay.results import CaseResult, CaseScore, RunResult
 from assay.store import Store
@@ -92,7 +92,7 @@ def compare_stored(
         base: The reference run (any reference `resolve_run_ref` accepts, or `baseline`).
         head: The candidate run.
         thresholds: The gates; SPEC §6 defaults when None.
-        require_significance: See `assay.compare.compare`.
+        require_significance: See `assay.comparison.compare`.
         suite: Resolve `latest`, `latest~N` and `baseline` within this suite.
         allow_files: Accept paths of `assay runs export` files (`is_file_ref`). Off by
             default so that a server passing user input never reads local files.

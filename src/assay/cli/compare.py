@@ -79,7 +79,7 @@ def command(
 
     from assay.api import compare_stored, is_file_ref
     from assay.cli._output import stdout_console
-    from assay.compare import CompareThresholds
+    from assay.comparison import CompareThresholds
     from assay.config import project_store
     from assay.report import render_comparison
     from assay.store import open_store

@@ -133,7 +133,7 @@ def trend_command(suite: str, last: int, target: str | None, as_json: bool, db: 
     run and a one-line reading ("pass rate falling 2.1 points per run over 12 runs").
     """
     from assay.cli._output import stdout_console
-    from assay.compare import build_trend
+    from assay.comparison import build_trend
     from assay.report import render_trend
 
     with open_cli_store(db) as store:

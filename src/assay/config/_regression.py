@@ -18,7 +18,7 @@ __all__ = [
     "RegressionConfig",
 ]
 
-# The same defaults as `assay.compare` (which sits above config and cannot be imported here);
+# The same defaults as `assay.comparison` (which sits above config and cannot be imported here);
 # tests/runner/test_runner_regression.py fails if the two drift apart.
 DEFAULT_TOLERANCE = 0.02
 DEFAULT_CRITICAL_THRESHOLD = 0.10

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from assay.compare import CaseComparison, CaseStatus, Comparison, GateState
+    from assay.comparison import CaseComparison, CaseStatus, Comparison, GateState
     from assay.results import RunResult
 
 __all__ = ["LISTED_PER_STATUS", "render_comparison"]
@@ -123,7 +123,7 @@ def render_comparison(
 def _statistics_lines(result: Comparison) -> tuple[Text, Text]:
     from rich.text import Text
 
-    from assay.compare import SIGNIFICANCE_LEVEL
+    from assay.comparison import SIGNIFICANCE_LEVEL
 
     st = result.statistics
     line = Text("statistics  ", style="bold")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from assay.compare import Trend
+    from assay.comparison import Trend
 
 __all__ = ["describe_slope", "render_trend"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
 
 from assay._strict_model import suggest
-from assay.compare import (
+from assay.comparison import (
     CASE_STATUSES,
     DEFAULT_CRITICAL_THRESHOLD,
     DEFAULT_REGRESSION_TOLERANCE,

@@ -8,7 +8,7 @@ import random
 import pytest
 from scipy.stats import binomtest
 
-from assay.compare import (
+from assay.comparison import (
     BOOTSTRAP_SEED,
     CompareThresholds,
     bootstrap_resamples,
@@ -16,7 +16,7 @@ from assay.compare import (
     mcnemar_exact_p,
     paired_bootstrap_ci95,
 )
-from tests.compare._runs import case, run, same
+from tests.comparison._runs import case, run, same
 
 
 def test_mcnemar_for_ten_flips_one_way_and_one_the_other() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from assay.compare._model import (
+from assay.comparison._model import (
     CASE_STATUSES,
     CaseComparison,
     CaseStatus,
@@ -23,7 +23,7 @@ from assay.compare._model import (
     GateName,
     GateState,
 )
-from assay.compare._stats import (
+from assay.comparison._stats import (
     BOOTSTRAP_SEED,
     bootstrap_resamples,
     mcnemar_exact_p,

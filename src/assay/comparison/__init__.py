@@ -1,7 +1,7 @@
 """Comparing runs: the pure diff of two runs, its statistics, and the regression status."""
 
-from assay.compare._diff import SIGNIFICANCE_LEVEL, case_status, compare
-from assay.compare._model import (
+from assay.comparison._diff import SIGNIFICANCE_LEVEL, case_status, compare
+from assay.comparison._model import (
     CASE_STATUSES,
     CaseComparison,
     CaseStatus,
@@ -12,20 +12,20 @@ from assay.compare._model import (
     GateName,
     GateState,
 )
-from assay.compare._regression import (
+from assay.comparison._regression import (
     DEFAULT_CRITICAL_THRESHOLD,
     DEFAULT_REGRESSION_TOLERANCE,
     RegressionStatus,
     regression_status,
 )
-from assay.compare._stats import (
+from assay.comparison._stats import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     bootstrap_resamples,
     mcnemar_exact_p,
     paired_bootstrap_ci95,
 )
-from assay.compare._trend import Trend, TrendPoint, build_trend, least_squares_slope
+from assay.comparison._trend import Trend, TrendPoint, build_trend, least_squares_slope
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",

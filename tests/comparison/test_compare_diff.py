@@ -1,12 +1,12 @@
-"""`assay.compare.compare`: case statuses, suite numbers, the four thresholds at their bounds."""
+"""`assay.comparison.compare`: case statuses, suite numbers, the four thresholds at their bounds."""
 
 from __future__ import annotations
 
 import pytest
 
-from assay.compare import CompareThresholds, compare
+from assay.comparison import CompareThresholds, compare
 from assay.errors import UsageError
-from tests.compare._runs import case, run, same
+from tests.comparison._runs import case, run, same
 
 ALL_OK = {"pass_rate": "ok", "avg_score": "ok", "latency": "ok"}
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from assay.compare import build_trend, least_squares_slope
+from assay.comparison import build_trend, least_squares_slope
 from assay.report import describe_slope
 from assay.results import RegressionResult, RunSummary
-from tests.compare._runs import run
+from tests.comparison._runs import run
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assay.compare import regression_status
+from assay.comparison import regression_status
 from assay.errors import UsageError
 
 
