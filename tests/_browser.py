@@ -10,7 +10,9 @@ import os
 import shutil
 from pathlib import Path
 
-ARTIFACTS = Path(os.environ.get("ASSAY_TEST_ARTIFACTS", "test-artifacts")).resolve()
+ARTIFACTS = Path(
+    os.environ.get("ASSAY_TEST_ARTIFACTS", Path(__file__).parents[1] / "test-artifacts")
+)
 """Where browser tests save screenshots; CI uploads the folder."""
 
 LAUNCH_ARGS = [

@@ -4,6 +4,7 @@ job summary."""
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def _env(**extra: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     """A directory where one `assay run` of two suites (alpha fails, beta passes) wrote all
-    three reports and the job summary; returns it and the two run ids."""
+    four reports and the job summary; returns it and the two run ids."""
     directory = tmp_path_factory.mktemp("reports")
     write(directory / "alpha.eval.yaml", SUITE.format(name="alpha", second="no </details> |"))
     write(directory / "beta.eval.yaml", SUITE.format(name="beta", second="ok too"))
@@ -50,6 +51,8 @@ def reported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]
         "junit:out/report.xml",
         "--report",
         "json:out/report.json",
+        "--report",
+        "html:out/report.html",
         "--json",
         cwd=directory,
         env=_env(GITHUB_STEP_SUMMARY=str(directory / "summary.md")),
@@ -78,12 +81,21 @@ def test_run_writes_every_report_of_every_suite(reported: tuple[Path, list[str]]
     documents = json.loads((directory / "out" / "report.json").read_text(encoding="utf-8"))
     assert [d["id"] for d in documents] == [alpha, beta]
     assert [c["case_id"] for c in documents[0]["results"]] == ["a", "b"]
+    page = (directory / "out" / "report.html").read_text(encoding="utf-8")
+    blocks = re.findall(r'<script type="application/json" class="assay-run">(.*?)</script>', page)
+    assert [json.loads(block)["run"]["id"] for block in blocks] == [alpha, beta]
+    assert "no \\u003c/details> |" in blocks[0]  # the case output, escaped in the data block
 
 
 def test_report_renders_stored_runs_the_same(reported: tuple[Path, list[str]]) -> None:
     directory, (alpha, beta) = reported
     env = _env()
-    for fmt, name in (("md", "report.md"), ("junit", "report.xml"), ("json", "report.json")):
+    for fmt, name in (
+        ("md", "report.md"),
+        ("junit", "report.xml"),
+        ("json", "report.json"),
+        ("html", "report.html"),
+    ):
         shown = assay("report", alpha, beta[:-2], "--format", fmt, cwd=directory, env=env)
         assert shown.returncode == 0, shown.stderr
         assert shown.stdout == (directory / "out" / name).read_text(encoding="utf-8"), fmt
@@ -124,25 +136,17 @@ def test_the_job_summary_gets_the_markdown_appended(reported: tuple[Path, list[s
     ("args", "message"),
     [
         (
-            ("report", "x", "--format", "html"),
-            "error: --format: html reports are not available yet; use one of md, junit, json\n",
-        ),
-        (
             ("report", "x", "--format", "pdf"),
-            "error: --format: unknown report format 'pdf'; use one of md, junit, json\n",
-        ),
-        (
-            ("run", "s.eval.yaml", "--report", "html:r.html"),
-            "error: --report html:r.html: html reports are not available yet; "
-            "use one of md, junit, json\n",
+            "error: --format: unknown report format 'pdf'; use one of md, junit, json, html\n",
         ),
         (
             ("run", "s.eval.yaml", "--report", "xml:r.xml"),
-            "error: --report xml:r.xml: unknown report format 'xml'; use one of md, junit, json\n",
+            "error: --report xml:r.xml: unknown report format 'xml'; "
+            "use one of md, junit, json, html\n",
         ),
         (
             ("run", "s.eval.yaml", "--report", "r.md"),
-            "error: --report r.md: give FORMAT:PATH (FORMAT one of md, junit, json), "
+            "error: --report r.md: give FORMAT:PATH (FORMAT one of md, junit, json, html), "
             "e.g. --report junit:reports/assay.xml\n",
         ),
         (

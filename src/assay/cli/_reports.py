@@ -37,7 +37,7 @@ __all__ = [
     "write_reports",
 ]
 
-FORMATS = ("md", "junit", "json")
+FORMATS = ("md", "junit", "json", "html")
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 """Set by GitHub Actions to a file whose Markdown is shown on the job's summary page."""
 
@@ -52,10 +52,8 @@ class ReportRequest:
 
 def check_format(name: str, where: str) -> str:
     """`name` when it is a report format; a usage error naming the formats otherwise."""
-    choices = ", ".join(FORMATS)
-    if name == "html":
-        raise UsageError(f"{where}: html reports are not available yet; use one of {choices}")
     if name not in FORMATS:
+        choices = ", ".join(FORMATS)
         raise UsageError(f"{where}: unknown report format '{name}'; use one of {choices}")
     return name
 
@@ -102,17 +100,23 @@ def _not_passed(store: Store, run_id: str) -> Iterator[Iterator[CaseResult]]:
 
 def write_report(out: TextIO, fmt: str, runs: Sequence[RunResult], store: Store) -> None:
     """Render stored runs in one format: Markdown sections one after another, one JUnit
-    document with a `<testsuite>` each, or the §8 JSON document (a list for several runs)."""
-    from assay.report import markdown_chunks, render_json, render_json_many, write_junit
+    document with a `<testsuite>` each, one HTML page with a section each, or the §8 JSON
+    document (a list for several runs)."""
+    from assay.report import (
+        markdown_chunks,
+        render_json,
+        render_json_many,
+        write_html,
+        write_junit,
+    )
 
     if fmt == "md":
         for run in runs:
             with _not_passed(store, run.id) as cases:
                 out.writelines(markdown_chunks(run, cases))
-    elif fmt == "junit":
-        write_junit(
-            out, [(run, functools.partial(store.iter_case_results, run.id)) for run in runs]
-        )
+    elif fmt in ("junit", "html"):
+        write = write_junit if fmt == "junit" else write_html
+        write(out, [(run, functools.partial(store.iter_case_results, run.id)) for run in runs])
     else:
         full = [r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs]
         out.write((render_json(full[0]) if len(full) == 1 else render_json_many(full)) + "\n")

@@ -23,9 +23,10 @@ __all__ = ["command"]
     "fmt",
     default="md",
     show_default=True,
-    metavar="md|junit|json",
+    metavar="md|junit|json|html",
     help="md: summary and failures for a pull request or job summary; junit: one testcase "
-    "per case for CI test reports; json: the run result (SPEC §8) with every Detail.",
+    "per case for CI test reports; json: the run result (SPEC §8) with every Detail; html: "
+    "one self-contained page with a filterable case table (opens offline).",
 )
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write here instead of stdout."
@@ -35,9 +36,9 @@ def command(run_ids: tuple[str, ...], fmt: str, output: str | None, db: str | No
     """Render stored runs (ids or unique prefixes) as a report.
 
     Several runs make one report: Markdown sections one after another, one JUnit document
-    with a <testsuite> per run, a JSON list. In GitHub Actions ($GITHUB_STEP_SUMMARY set) the
-    Markdown is also appended to the job summary. The exit code is 0 whatever the runs'
-    verdicts: gate on `assay run`'s.
+    with a <testsuite> per run, a JSON list, one HTML page with a section per run. In GitHub
+    Actions ($GITHUB_STEP_SUMMARY set) the Markdown is also appended to the job summary. The
+    exit code is 0 whatever the runs' verdicts: gate on `assay run`'s.
     """
     from assay.cli._reports import append_step_summary, check_format, os_reason, write_report
     from assay.cli._reports import write_report_file as write_file

@@ -1,7 +1,8 @@
-"""Renderers of run results: terminal (rich), Markdown, JSON and JUnit XML. They do no I/O of
+"""Renderers of run results: terminal (rich), Markdown, JSON, JUnit XML and HTML. They do no I/O of
 their own: they write to the stream or console they are given."""
 
 from assay.report.comparison import LISTED_PER_STATUS, render_comparison
+from assay.report.html import write_html
 from assay.report.json import render_json, render_json_many
 from assay.report.junit import CaseSource, render_junit, write_junit
 from assay.report.markdown import (
@@ -31,5 +32,6 @@ __all__ = [
     "render_markdown",
     "render_run",
     "render_trend",
+    "write_html",
     "write_junit",
 ]

@@ -1,0 +1,576 @@
+/* assay views: the run summary, score histogram, case table and case panel, shared by the HTML
+ * report (data embedded in the page) and the studio (data from /api).
+ *
+ * Every value that came from a model or a suite reaches the page through text nodes
+ * (textContent, createTextNode) and never through innerHTML, so hostile output shows as text.
+ */
+"use strict";
+(function (global) {
+  var VERDICTS = ["pass", "borderline", "fail", "error"];
+  var VERDICT_RANK = { pass: 0, borderline: 1, fail: 2, error: 3 };
+  var SVG = "http://www.w3.org/2000/svg";
+
+  /* el("td", {class: "num", title: "…"}, child, "text", …): an element with attributes and
+   * children; strings become text nodes, null/undefined/false children are skipped. */
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    setAttrs(node, attrs);
+    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+
+  function svg(tag, attrs) {
+    var node = document.createElementNS(SVG, tag);
+    setAttrs(node, attrs);
+    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+
+  function setAttrs(node, attrs) {
+    if (!attrs) return;
+    Object.keys(attrs).forEach(function (key) {
+      var value = attrs[key];
+      if (value === null || value === undefined || value === false) return;
+      if (key === "text") node.textContent = String(value);
+      else if (key === "onclick") node.addEventListener("click", value);
+      else if (key === "onchange") node.addEventListener("change", value);
+      else if (key === "oninput") node.addEventListener("input", value);
+      else node.setAttribute(key, value === true ? "" : String(value));
+    });
+  }
+
+  function append(node, child) {
+    if (child === null || child === undefined || child === false) return;
+    if (Array.isArray(child)) child.forEach(function (c) { append(node, c); });
+    else if (typeof child === "string" || typeof child === "number")
+      node.appendChild(document.createTextNode(String(child)));
+    else node.appendChild(child);
+  }
+
+  /* ---- formatting ---------------------------------------------------------------------- */
+
+  function score(value) { return value === null || value === undefined ? "—" : value.toFixed(2); }
+  function pct(value) { return value.toFixed(1) + "%"; }
+  function duration(ms) {
+    if (ms === null || ms === undefined) return "—";
+    if (ms < 1000) return Math.round(ms) + " ms";
+    var s = ms / 1000;
+    if (s < 60) return s.toFixed(s < 10 ? 2 : 1) + " s";
+    var m = Math.floor(s / 60);
+    return m + " min " + Math.round(s - 60 * m) + " s";
+  }
+  function tokens(usage) {
+    if (!usage) return "—";
+    return (usage.input + usage.output).toLocaleString("en-US") + " (" +
+      usage.input.toLocaleString("en-US") + " in / " + usage.output.toLocaleString("en-US") + " out)";
+  }
+  function cost(value) {
+    if (value === null || value === undefined) return "—";
+    return "$" + (value >= 1 ? value.toFixed(2) : value.toPrecision(2));
+  }
+  function json(value) {
+    return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  }
+  function verdictBadge(verdict) {
+    return el("span", { class: "badge v-" + verdict, text: verdict });
+  }
+
+  /* ---- what a case says about itself ----------------------------------------------------- */
+
+  function walkGraders(results, prefix, out) {
+    (results || []).forEach(function (g) {
+      var label = prefix + g.name;
+      out.push({ label: label, result: g });
+      walkGraders(g.children, label + " › ", out);
+    });
+    return out;
+  }
+
+  function caseGraders(item) {
+    var out = walkGraders(item.grader_results, "", []);
+    (item.turns || []).forEach(function (turn) {
+      walkGraders(turn.grader_results, "turn " + turn.index + " › ", out);
+    });
+    return out;
+  }
+
+  /* The one line the table shows for a case that did not pass: why. */
+  function mainMiss(item) {
+    if (item.verdict === "pass") return "";
+    if (item.error) return item.error.type + ": " + item.error.message;
+    var graders = caseGraders(item);
+    for (var i = 0; i < graders.length; i++) {
+      var g = graders[i].result;
+      if (g.error) return graders[i].label + ": " + g.error.message;
+      if (g.verdict !== "pass" && g.misses && g.misses.length)
+        return graders[i].label + ": " + g.misses[0];
+    }
+    var outcomes = item.expected_outcome_results || [];
+    for (var j = 0; j < outcomes.length; j++)
+      if (!outcomes[j].passed) return "✗ " + outcomes[j].outcome;
+    for (var k = 0; k < graders.length; k++)
+      if (graders[k].result.verdict !== "pass") return graders[k].label + " " + graders[k].result.verdict;
+    var samples = item.samples || [];
+    if (samples.length) {
+      var passed = samples.filter(function (x) { return x.verdict === "pass"; }).length;
+      return passed + " of " + samples.length + " samples passed";
+    }
+    return "";
+  }
+
+  /* ---- run summary ------------------------------------------------------------------------ */
+
+  function statusBadge(run) {
+    if (run.status !== "completed")
+      return el("span", { class: "badge status-other", text: run.status.toUpperCase() });
+    var passed = run.summary.passed && !(run.regression && run.regression.status === "critical");
+    return el("span", { class: "badge " + (passed ? "status-passed" : "status-failed"),
+                        text: passed ? "PASSED" : "FAILED" });
+  }
+
+  function distribution(summary) {
+    var total = summary.total || 0;
+    var counts = { pass: summary.passed_count, borderline: summary.borderline_count,
+                   fail: summary.failed_count, error: summary.error_count };
+    var bar = el("div", { class: "dist", role: "img",
+                          "aria-label": VERDICTS.map(function (v) { return counts[v] + " " + v; }).join(", ") });
+    VERDICTS.forEach(function (v) {
+      if (!counts[v]) return;
+      var part = el("div", { class: v, title: counts[v] + " " + v });
+      part.style.width = (100 * counts[v] / total) + "%";
+      bar.appendChild(part);
+    });
+    var legend = el("div", { class: "legend" }, VERDICTS.map(function (v) {
+      var share = total ? (100 * counts[v] / total) : 0;
+      return el("span", { "data-verdict": v }, el("i", { class: "dist-" + v }),
+                counts[v] + " " + v + " (" + pct(share) + ")");
+    }));
+    Array.prototype.forEach.call(legend.querySelectorAll("i"), function (swatch, i) {
+      swatch.style.background = "var(--" + VERDICTS[i] + ")";
+    });
+    return el("div", { class: "card" }, el("h4", { text: "Cases" }),
+              el("div", { class: "big", text: String(total) }), bar, legend);
+  }
+
+  function dimension(title, valuePct, thresholdPct, passed) {
+    return el("div", { class: "card" }, el("h4", { text: title }),
+      el("div", { class: "big " + (passed ? "ok" : "bad") }, pct(valuePct), " ", passed ? "✓" : "✗"),
+      el("div", { class: "muted", text: "threshold " + pct(thresholdPct) }));
+  }
+
+  function regressionCard(regression) {
+    var card = el("div", { class: "card" }, el("h4", { text: "Regression" }));
+    if (!regression) {
+      card.appendChild(el("div", { class: "muted", text: "not measured (no baseline configured)" }));
+      return card;
+    }
+    var cls = { new: "muted", clean: "ok", warning: "warn", critical: "bad" }[regression.status];
+    card.appendChild(el("div", { class: "big " + cls, text: regression.status }));
+    if (regression.baseline_run_id === null) {
+      card.appendChild(el("div", { class: "muted", text: "no baseline yet (" + regression.strategy + ")" }));
+      return card;
+    }
+    var delta = regression.score_delta || 0;
+    card.appendChild(el("div", null, (delta >= 0 ? "+" : "") + (delta * 100).toFixed(1) +
+      " pt vs ", el("code", { text: regression.baseline_run_id }), " (" + regression.strategy + ")"));
+    var counts = Object.keys(regression.case_counts || {}).filter(function (k) {
+      return regression.case_counts[k];
+    }).map(function (k) { return regression.case_counts[k] + " " + k; });
+    if (counts.length) card.appendChild(el("div", { class: "muted", text: counts.join(", ") }));
+    return card;
+  }
+
+  function spendLine(label, usage, spent) {
+    var total = usage ? (usage.input + usage.output).toLocaleString("en-US") + " tokens" : "— tokens";
+    return el("div", { title: usage ? tokens(usage) : "no token usage reported" },
+      el("strong", { text: label + " " }), total + " · " + cost(spent));
+  }
+
+  function spendCard(run) {
+    var s = run.summary;
+    var judge = s.judge_calls
+      ? spendLine("judge (" + s.judge_calls + " calls)", s.judge_token_usage, s.judge_cost_usd)
+      : el("div", null, el("strong", { text: "judge " }), "not used");
+    return el("div", { class: "card" }, el("h4", { text: "Spend" }),
+      spendLine("target", run.token_usage, run.cost_usd), judge,
+      el("div", { class: "muted", text: "duration " + duration(run.duration_ms) }));
+  }
+
+  function runHeader(run, heading) {
+    return [
+      el(heading || "h2", null, run.suite, " ", el("span", { class: "muted", text: "→ " + run.target }),
+         " ", statusBadge(run)),
+      el("p", { class: "meta" }, el("span", null, "run ", el("code", { text: run.id })),
+         el("span", { text: "started " + run.started_at }),
+         run.finished_at ? el("span", { text: "finished " + run.finished_at }) : null,
+         run.assay_version ? el("span", { text: "assay " + run.assay_version }) : null),
+    ];
+  }
+
+  function summaryCards(run) {
+    var s = run.summary, c = run.config;
+    return el("div", { class: "cards" },
+      distribution(s),
+      dimension("Cases pass rate", s.cases_pass_rate_pct, c.cases_pass_threshold * 100, s.cases_passed),
+      dimension("Weighted metrics score", s.weighted_metrics_score_pct, c.metrics_pass_threshold * 100,
+                s.metrics_passed),
+      regressionCard(run.regression),
+      spendCard(run));
+  }
+
+  /* ---- score histogram ------------------------------------------------------------------- */
+
+  /* counts[bin][verdict] over ten bins of 0.1; a score of 1.0 falls in the last bin. */
+  function histogramCounts(items) {
+    var bins = [];
+    for (var i = 0; i < 10; i++) bins.push({ pass: 0, borderline: 0, fail: 0 });
+    var errors = 0;
+    items.forEach(function (item) {
+      if (item.score === null || item.score === undefined || item.verdict === "error") { errors++; return; }
+      var bin = Math.min(9, Math.floor(item.score * 10 + 1e-9));
+      bins[bin][item.verdict] = (bins[bin][item.verdict] || 0) + 1;
+    });
+    return { bins: bins, errors: errors };
+  }
+
+  function histogram(counts) {
+    var width = 1000, height = 150, pad = 24, barW = (width - 2 * pad) / 10;
+    var max = 1;
+    counts.bins.forEach(function (b) { max = Math.max(max, b.pass + b.borderline + b.fail); });
+    var chart = svg("svg", { viewBox: "0 0 " + width + " " + (height + 20), role: "img",
+                             "aria-label": "score histogram" });
+    counts.bins.forEach(function (b, i) {
+      var y = height;
+      ["pass", "borderline", "fail"].forEach(function (v) {
+        if (!b[v]) return;
+        var h = (height - pad) * b[v] / max;
+        y -= h;
+        chart.appendChild(svg("rect", { x: pad + i * barW + 2, y: y, width: barW - 4, height: h,
+                                        fill: "var(--" + v + ")", "data-bin": i, "data-verdict": v },
+          svg("title", { text: b[v] + " " + v + " with score " + (i / 10).toFixed(1) + "–" +
+                               ((i + 1) / 10).toFixed(1) })));
+      });
+      var total = b.pass + b.borderline + b.fail;
+      if (total) chart.appendChild(svg("text", { x: pad + (i + 0.5) * barW, y: y - 3,
+                                                 "text-anchor": "middle", text: String(total) }));
+    });
+    chart.appendChild(svg("line", { x1: pad, x2: width - pad, y1: height, y2: height,
+                                    stroke: "var(--line)" }));
+    for (var t = 0; t <= 10; t += 2)
+      chart.appendChild(svg("text", { x: pad + t * barW, y: height + 14, "text-anchor": "middle",
+                                      text: (t / 10).toFixed(1) }));
+    return el("div", { class: "card histogram" }, el("h4", { text: "Score distribution" }), chart,
+      counts.errors ? el("div", { class: "muted", text: counts.errors + " error case(s) have no score" }) : null);
+  }
+
+  /* ---- case panel ------------------------------------------------------------------------ */
+
+  function section(title) {
+    var box = el("div", null, el("h4", { text: title }));
+    for (var i = 1; i < arguments.length; i++) append(box, arguments[i]);
+    return box;
+  }
+
+  function toolCallsTable(calls) {
+    return el("table", { class: "tool-calls" },
+      el("thead", null, el("tr", null, el("th", { text: "#" }), el("th", { text: "tool" }),
+        el("th", { text: "arguments" }), el("th", { text: "output" }), el("th", { class: "num", text: "duration" }))),
+      el("tbody", null, calls.map(function (call, i) {
+        return el("tr", null, el("td", { class: "num", text: String(i + 1) }),
+          el("td", null, el("code", { text: call.tool })),
+          el("td", null, el("pre", { text: json(call.args) })),
+          el("td", null, call.output === null || call.output === undefined ? "—" : el("pre", { text: json(call.output) })),
+          el("td", { class: "num", text: call.duration_ms === null || call.duration_ms === undefined ? "—" : duration(call.duration_ms) }));
+      })));
+  }
+
+  function transcript(messages) {
+    return messages.map(function (m) {
+      var box = el("div", { class: "msg" }, el("div", { class: "role", text: m.role + (m.name ? " · " + m.name : "") }));
+      if (m.content !== null && m.content !== undefined) box.appendChild(el("pre", { text: m.content }));
+      if (m.tool_calls && m.tool_calls.length) box.appendChild(toolCallsTable(m.tool_calls));
+      return box;
+    });
+  }
+
+  function outcomes(results) {
+    return results.map(function (o) {
+      return el("div", { class: "outcome " + (o.passed ? "ok" : "bad") },
+        el("span", { class: "mark", text: o.passed ? "✓" : "✗" }), el("span", { text: o.outcome }),
+        o.justification ? el("div", { class: "muted", text: o.justification }) : null);
+    });
+  }
+
+  function detailsTable(details) {
+    return el("table", { class: "details" },
+      el("thead", null, el("tr", null, el("th", { text: "check" }), el("th", { text: "" }),
+        el("th", { text: "expected" }), el("th", { text: "actual" }), el("th", { text: "message" }))),
+      el("tbody", null, details.map(function (d) {
+        return el("tr", { class: d.passed ? "detail-pass" : "detail-fail" },
+          el("td", null, el("code", { text: d.check })),
+          el("td", { class: d.passed ? "ok" : "bad", text: d.passed ? "✓" : "✗" }),
+          el("td", { class: "mono", text: d.expected === null || d.expected === undefined ? "" : d.expected }),
+          el("td", { class: "mono", text: d.actual === null || d.actual === undefined ? "" : d.actual }),
+          el("td", { text: d.message || "" }));
+      })));
+  }
+
+  function list(title, items, cls) {
+    if (!items || !items.length) return null;
+    return el("div", { class: cls }, el("strong", { text: title + ": " }),
+      el("ul", null, items.map(function (item) { return el("li", { text: item }); })));
+  }
+
+  function grader(g) {
+    var facts = [g.type, "weight " + g.weight];
+    if (g.required) facts.push("required");
+    if (g.min_score !== null && g.min_score !== undefined) facts.push("min_score " + g.min_score);
+    if (g.judge_model) facts.push("judge " + g.judge_model);
+    var open = g.verdict !== "pass";
+    var box = el("details", { class: "grader", open: open },
+      el("summary", null, verdictBadge(g.verdict), " ", el("strong", { text: g.name }), " ",
+         el("span", { class: "mono", text: score(g.score) }), " ",
+         el("span", { class: "muted", text: facts.join(" · ") })));
+    var body = el("div", { class: "body" });
+    if (g.error) body.appendChild(el("div", { class: "error-box", text: g.error.type + ": " + g.error.message }));
+    append(body, list("misses", g.misses, "bad"));
+    append(body, list("hits", g.hits, "ok"));
+    if (g.reasoning) body.appendChild(el("div", null, el("strong", { text: "reasoning: " }), el("pre", { text: g.reasoning })));
+    if (g.details && g.details.length) body.appendChild(detailsTable(g.details));
+    if (g.children && g.children.length)
+      body.appendChild(el("div", { class: "children" }, g.children.map(grader)));
+    box.appendChild(body);
+    return box;
+  }
+
+  function gradedParts(item) {
+    var parts = [];
+    if (item.expected_outcome_results && item.expected_outcome_results.length)
+      parts.push(section("Expected outcomes", outcomes(item.expected_outcome_results)));
+    if (item.grader_results && item.grader_results.length)
+      parts.push(section("Graders", item.grader_results.map(grader)));
+    return parts;
+  }
+
+  function turns(item) {
+    return item.turns.map(function (turn) {
+      return el("div", { class: "grader" },
+        el("div", { class: "body" },
+          el("h3", null, "Turn " + turn.index + " ", verdictBadge(turn.verdict), " ",
+             el("span", { class: "mono", text: score(turn.score) })),
+          turn.error ? el("div", { class: "error-box", text: turn.error.type + ": " + turn.error.message }) : null,
+          section("Input", el("pre", { text: json(turn.input) })),
+          turn.output !== null && turn.output !== undefined ? section("Output", el("pre", { text: turn.output })) : null,
+          gradedParts(turn)));
+    });
+  }
+
+  function samples(item) {
+    return item.samples.map(function (sample) {
+      return el("details", { class: "grader", open: sample.verdict !== "pass" },
+        el("summary", null, "sample " + sample.index + " ", verdictBadge(sample.verdict), " ",
+           el("span", { class: "mono", text: score(sample.score) }), " ",
+           el("span", { class: "muted", text: duration(sample.duration_ms) })),
+        el("div", { class: "body" },
+          sample.error ? el("div", { class: "error-box", text: sample.error.type + ": " + sample.error.message }) : null,
+          sample.output !== null && sample.output !== undefined ? section("Output", el("pre", { text: sample.output })) : null,
+          gradedParts(sample),
+          sample.turns && sample.turns.length ? turns(sample) : null));
+    });
+  }
+
+  function casePanel(item) {
+    var facts = ["score " + score(item.score), "threshold " + item.threshold,
+                 "duration " + duration(item.duration_ms)];
+    if (item.token_usage) facts.push("tokens " + tokens(item.token_usage));
+    if (item.cost_usd !== null && item.cost_usd !== undefined) facts.push("cost " + cost(item.cost_usd));
+    if (item.judge_calls)
+      facts.push("judge calls " + item.judge_calls +
+                 (item.judge_cost_usd === null || item.judge_cost_usd === undefined ? "" : " (" + cost(item.judge_cost_usd) + ")"));
+    if (item.rejudged_scores && item.rejudged_scores.length)
+      facts.push("re-judged " + item.rejudged_scores.map(score).join(", "));
+    var panel = el("div", { class: "panel case-panel", "data-case-id": item.case_id },
+      el("h3", null, el("span", { class: "mono", text: item.case_id }), " ", verdictBadge(item.verdict)),
+      el("div", { class: "muted", text: facts.join(" · ") }),
+      item.tags && item.tags.length ? el("div", { class: "muted", text: "tags: " + item.tags.join(", ") }) : null);
+    if (item.error) panel.appendChild(el("div", { class: "error-box", text: item.error.type + ": " + item.error.message }));
+    if (item.input !== null && item.input !== undefined) panel.appendChild(section("Input", el("pre", { text: json(item.input) })));
+    if (item.messages && item.messages.length) panel.appendChild(section("Transcript", transcript(item.messages)));
+    if (item.tool_calls && item.tool_calls.length) panel.appendChild(section("Tool calls", toolCallsTable(item.tool_calls)));
+    if (item.output !== null && item.output !== undefined) panel.appendChild(section("Output", el("pre", { class: "case-output", text: item.output })));
+    append(panel, gradedParts(item));
+    if (item.turns && item.turns.length) panel.appendChild(section("Turns", turns(item)));
+    if (item.samples && item.samples.length) panel.appendChild(section("Samples (" + item.samples.length + ")", samples(item)));
+    return panel;
+  }
+
+  /* ---- case table ------------------------------------------------------------------------ */
+
+  /* A source answers query(state) with a promise of {items, total}; the report's lives in
+   * memory, the studio's asks /api. Items need case_id, verdict, score, duration_ms, tags and
+   * either main_miss or enough of a case result to work it out. */
+  function memorySource(results) {
+    var graderNames = {};
+    var tagNames = {};
+    results.forEach(function (r) {
+      caseGraders(r).forEach(function (g) { graderNames[g.label] = true; });
+      (r.tags || []).forEach(function (t) { tagNames[t] = true; });
+    });
+    var counts = { pass: 0, borderline: 0, fail: 0, error: 0 };
+    results.forEach(function (r) { counts[r.verdict]++; });
+    return {
+      graders: Object.keys(graderNames).sort(),
+      tags: Object.keys(tagNames).sort(),
+      counts: counts,
+      query: function (state) {
+        var q = (state.q || "").toLowerCase();
+        var rows = results.filter(function (r) {
+          if (!state.verdicts[r.verdict]) return false;
+          if (state.tag && (r.tags || []).indexOf(state.tag) < 0) return false;
+          if (state.grader && !caseGraders(r).some(function (g) {
+            return g.label === state.grader && g.result.verdict !== "pass";
+          })) return false;
+          if (q && r.case_id.toLowerCase().indexOf(q) < 0 &&
+              (r.output || "").toLowerCase().indexOf(q) < 0 &&
+              (r.tags || []).join(" ").toLowerCase().indexOf(q) < 0) return false;
+          return true;
+        });
+        var key = state.sort, dir = state.dir === "desc" ? -1 : 1;
+        rows.sort(function (a, b) {
+          var x, y;
+          if (key === "verdict") { x = VERDICT_RANK[a.verdict]; y = VERDICT_RANK[b.verdict]; }
+          else if (key === "score") { x = a.score === null ? -1 : a.score; y = b.score === null ? -1 : b.score; }
+          else if (key === "duration_ms") { x = a.duration_ms; y = b.duration_ms; }
+          else { x = a.case_id; y = b.case_id; }
+          if (x < y) return -dir;
+          if (x > y) return dir;
+          return a.case_id < b.case_id ? -1 : a.case_id > b.case_id ? 1 : 0;
+        });
+        var start = state.page * state.pageSize;
+        return Promise.resolve({ items: rows.slice(start, start + state.pageSize), total: rows.length });
+      },
+      open: function (item) { return Promise.resolve(item); },
+    };
+  }
+
+  var COLUMNS = [
+    { key: "case_id", label: "Case" },
+    { key: "verdict", label: "Verdict" },
+    { key: "score", label: "Score", num: true },
+    { key: "duration_ms", label: "Duration", num: true },
+    { key: null, label: "Tags" },
+    { key: null, label: "Why it did not pass" },
+  ];
+
+  /* A filterable, sortable, paged case table over `source`; clicking a row opens its panel. */
+  function caseTable(source, options) {
+    options = options || {};
+    var state = { verdicts: { pass: true, borderline: true, fail: true, error: true }, q: "",
+                  tag: "", grader: "", sort: options.sort || "verdict", dir: options.dir || "desc",
+                  page: 0, pageSize: options.pageSize || 50 };
+    var root = el("div", { class: "case-table" });
+    var tbody = el("tbody");
+    var info = el("span", { class: "muted" });
+    var prev = el("button", { type: "button", class: "prev", text: "← previous" });
+    var next = el("button", { type: "button", class: "next", text: "next →" });
+    var headers = COLUMNS.map(function (col) {
+      var th = el("th", { class: (col.num ? "num " : "") + (col.key ? "sortable" : ""), text: col.label,
+                          "data-sort": col.key || null });
+      if (col.key) th.addEventListener("click", function () {
+        if (state.sort === col.key) state.dir = state.dir === "asc" ? "desc" : "asc";
+        else { state.sort = col.key; state.dir = col.key === "case_id" ? "asc" : "desc"; }
+        state.page = 0;
+        refresh();
+      });
+      return th;
+    });
+
+    var controls = el("div", { class: "controls" }, VERDICTS.map(function (v) {
+      var box = el("input", { type: "checkbox", checked: true, name: "verdict", value: v });
+      box.addEventListener("change", function () { state.verdicts[v] = box.checked; state.page = 0; refresh(); });
+      var count = source.counts ? " (" + source.counts[v] + ")" : "";
+      return el("label", null, box, " ", verdictBadge(v), count);
+    }));
+    var search = el("input", { type: "search", placeholder: "search case id, output, tags", name: "q",
+                               "aria-label": "search cases" });
+    var timer = null;
+    search.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () { state.q = search.value; state.page = 0; refresh(); }, 150);
+    });
+    controls.appendChild(search);
+    [["tag", source.tags, "any tag"], ["grader", source.graders, "any grader"]].forEach(function (spec) {
+      if (!spec[1] || !spec[1].length) return;
+      var select = el("select", { name: spec[0], "aria-label": spec[0] },
+        el("option", { value: "", text: spec[2] }),
+        spec[1].map(function (name) {
+          return el("option", { value: name, text: spec[0] === "grader" ? "not passed: " + name : name });
+        }));
+      select.addEventListener("change", function () { state[spec[0]] = select.value; state.page = 0; refresh(); });
+      controls.appendChild(select);
+    });
+
+    prev.addEventListener("click", function () { state.page--; refresh(); });
+    next.addEventListener("click", function () { state.page++; refresh(); });
+    root.appendChild(controls);
+    root.appendChild(el("table", { class: "cases" }, el("thead", null, el("tr", null, headers)), tbody));
+    root.appendChild(el("div", { class: "pager" }, prev, next, info));
+
+    var serial = 0;
+    function refresh() {
+      var mine = ++serial;
+      headers.forEach(function (th) {
+        var key = th.getAttribute("data-sort");
+        if (key === state.sort) th.setAttribute("aria-sort", state.dir === "asc" ? "ascending" : "descending");
+        else th.removeAttribute("aria-sort");
+      });
+      return source.query(state).then(function (answer) {
+        if (mine !== serial) return;
+        render(answer);
+      });
+    }
+
+    function render(answer) {
+      while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
+      if (!answer.items.length)
+        tbody.appendChild(el("tr", null, el("td", { colspan: COLUMNS.length, class: "empty", text: "no case matches" })));
+      answer.items.forEach(function (item) {
+        var row = el("tr", { class: "case-row", "data-case-id": item.case_id, "data-verdict": item.verdict, tabindex: 0 },
+          el("td", { class: "mono", text: item.case_id }),
+          el("td", null, verdictBadge(item.verdict)),
+          el("td", { class: "num mono", text: score(item.score) }),
+          el("td", { class: "num", text: duration(item.duration_ms) }),
+          el("td", { class: "muted", text: (item.tags || []).join(", ") }),
+          el("td", { class: "miss", text: item.main_miss !== undefined ? item.main_miss : mainMiss(item) }));
+        var panelRow = null;
+        function toggle() {
+          if (panelRow) { tbody.removeChild(panelRow); panelRow = null; row.classList.remove("open"); return; }
+          row.classList.add("open");
+          panelRow = el("tr", { class: "panel-row" }, el("td", { colspan: COLUMNS.length }));
+          row.parentNode.insertBefore(panelRow, row.nextSibling);
+          var cell = panelRow.firstChild;
+          source.open(item).then(function (full) { cell.appendChild(casePanel(full)); },
+            function (err) { cell.appendChild(el("div", { class: "error-box", text: String(err) })); });
+        }
+        row.addEventListener("click", toggle);
+        row.addEventListener("keydown", function (e) { if (e.key === "Enter") toggle(); });
+        tbody.appendChild(row);
+      });
+      var pages = Math.max(1, Math.ceil(answer.total / state.pageSize));
+      prev.disabled = state.page <= 0;
+      next.disabled = state.page >= pages - 1;
+      info.textContent = answer.total.toLocaleString("en-US") + " case(s) · page " + (state.page + 1) + " of " + pages;
+    }
+
+    root.refresh = refresh;
+    refresh();
+    return root;
+  }
+
+  global.AssayView = {
+    VERDICTS: VERDICTS, el: el, score: score, pct: pct, duration: duration, tokens: tokens,
+    cost: cost, verdictBadge: verdictBadge, statusBadge: statusBadge, mainMiss: mainMiss,
+    runHeader: runHeader, summaryCards: summaryCards, histogramCounts: histogramCounts,
+    histogram: histogram, casePanel: casePanel, memorySource: memorySource, caseTable: caseTable,
+  };
+})(window);
