@@ -3,18 +3,23 @@
     .venv/bin/python scripts/docs_pictures.py
 
 Writes docs/images/terminal-summary.png (the `assay run` summary: the real command's colour
-output, recorded by rich as HTML and photographed) and docs/images/html-report.png (the HTML
-report of that run, a case panel open), both in headless Chromium. Needs the dev extras and a
-Chromium binary; nothing is fetched from the network.
+output, recorded by rich as HTML and photographed), docs/images/html-report.png (the HTML
+report of that run, a case panel open) and docs/images/studio-*.png (`assay serve` over that
+run and a stricter second one), all in headless Chromium. Needs the dev extras and a Chromium
+binary; nothing is fetched from the network.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
@@ -26,11 +31,15 @@ IMAGES = ROOT / "docs" / "images"
 ASSAY = Path(sys.executable).with_name("assay")
 
 
-def _run(directory: Path) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "GITHUB_"))}
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "GITHUB_"))}
+
+
+def _run(directory: Path, *extra: str) -> str:
+    env = _env()
     env.update(COLUMNS="104", FORCE_COLOR="1", TERM="xterm-256color")
     done = subprocess.run(
-        [str(ASSAY), "run", str(ROOT / "examples" / "quickstart"), "--report", "html:report.html"],
+        [str(ASSAY), "run", str(ROOT / "examples" / "quickstart"), *extra],
         cwd=directory,
         env=env,
         capture_output=True,
@@ -58,20 +67,60 @@ def _terminal_page(ansi: str, directory: Path) -> str:
     return _TERMINAL_PAGE.format(body=console.export_html(inline_styles=True, code_format="{code}"))
 
 
-def _photograph(terminal: Path, report: Path) -> None:
+def _serve(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen(
+        [str(ASSAY), "serve", "--port", str(port)],
+        cwd=directory,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            with urllib.request.urlopen(f"{url}/api/health", timeout=1):  # noqa: S310
+                return server, url
+        except OSError:
+            time.sleep(0.1)
+    server.terminate()
+    raise SystemExit("assay serve did not start")
+
+
+def _photograph(directory: Path, runs: tuple[str, str]) -> None:
     chromium = shutil.which("chromium") or os.environ["ASSAY_TEST_CHROMIUM"]
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
-        )
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.goto(terminal.as_uri())
-        page.locator("#terminal").screenshot(path=str(IMAGES / "terminal-summary.png"))
-        page.goto(report.as_uri())
-        page.locator('tr.case-row[data-case-id="warranty"]').click()
-        page.locator(".case-panel").wait_for()
-        page.screenshot(path=str(IMAGES / "html-report.png"), full_page=True)
-        browser.close()
+    base, head = runs
+    server, url = _serve(directory)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
+            )
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.goto((directory / "terminal.html").as_uri())
+            page.locator("#terminal").screenshot(path=str(IMAGES / "terminal-summary.png"))
+            page.goto((directory / "report.html").as_uri())
+            page.locator('tr.case-row[data-case-id="warranty"]').click()
+            page.locator(".case-panel").wait_for()
+            page.screenshot(path=str(IMAGES / "html-report.png"), full_page=True)
+            shots = [
+                ("studio-runs", "/", "tr.run-row"),
+                ("studio-run", f"/runs/{head}", "tr.case-row"),
+                ("studio-case", f"/runs/{head}/cases/delivery-promise", ".case-panel"),
+                ("studio-compare", f"/compare?base={base}&head={head}", ".compare-cases"),
+                ("studio-settings", "/settings", "form.settings"),
+            ]
+            for name, path, ready in shots:
+                page.goto(url + path)
+                page.locator(ready).first.wait_for()
+                page.wait_for_timeout(300)  # the settings field fills after its request
+                page.screenshot(path=str(IMAGES / f"{name}.png"), full_page=True)
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def main() -> None:
@@ -79,9 +128,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         terminal = directory / "terminal.html"
-        terminal.write_text(_terminal_page(_run(directory), directory), encoding="utf-8")
-        _photograph(terminal, directory / "report.html")
-    print(f"wrote {IMAGES / 'terminal-summary.png'} and {IMAGES / 'html-report.png'}")
+        ansi = _run(directory, "--report", "html:report.html")
+        terminal.write_text(_terminal_page(ansi, directory), encoding="utf-8")
+        base = json.loads(_run(directory, "--json"))["id"]
+        head = json.loads(_run(directory, "--json", "--threshold", "0.95"))["id"]
+        _photograph(directory, (base, head))
+    print(f"wrote the pictures in {IMAGES}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ import pytest
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Route
 
+collect_ignore_glob = ["*.eval.yaml", "*.eval.yml"]
+"""Suite files under tests/ are fixtures for the loaders, not evals for assay's pytest plugin."""
+
 CLOSED_ENDPOINT = "http://127.0.0.1:9/v1"
 """The discard port on loopback: nothing listens, so a stray model call fails at once."""
 
@@ -64,11 +67,13 @@ def postgres_url(postgres_admin_url: str) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
-    """A real headless Chromium for the session (see tests/_browser.py).
+    """A real headless Chromium for one test module (see tests/_browser.py).
 
-    Missing under CI fails the test (`make test` provisions it); elsewhere it skips.
+    Module scope, not session: Playwright's sync API keeps an asyncio loop running in the main
+    thread while it is open, and every later test calling `asyncio.run` would fail. Missing
+    under CI fails the test (`make test` provisions it); elsewhere it skips.
     """
     from playwright.sync_api import sync_playwright
 

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING
 from assay._lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from assay.api._compare import BASELINE_REF, compare_stored, is_file_ref, resolve_run_ref
+    from assay.api._callables import CallableTarget, FunctionGrader
+    from assay.api._compare import (
+        BASELINE_REF,
+        compare,
+        compare_stored,
+        is_file_ref,
+        resolve_run_ref,
+    )
     from assay.api._evaluate import (
         EvalConfig,
         EvalSummary,
@@ -23,10 +30,18 @@ if TYPE_CHECKING:
         run_loaded,
         run_plan,
     )
-    from assay.api._export import read_export, write_export
+    from assay.api._export import parse_export, read_export, write_export
+    from assay.api._grade import grade, grade_async
 
 _MODULES = {
-    "assay.api._compare": ["BASELINE_REF", "compare_stored", "is_file_ref", "resolve_run_ref"],
+    "assay.api._callables": ["CallableTarget", "FunctionGrader"],
+    "assay.api._compare": [
+        "BASELINE_REF",
+        "compare",
+        "compare_stored",
+        "is_file_ref",
+        "resolve_run_ref",
+    ],
     "assay.api._evaluate": [
         "EvalConfig",
         "EvalSummary",
@@ -38,18 +53,25 @@ _MODULES = {
         "run_loaded",
         "run_plan",
     ],
-    "assay.api._export": ["read_export", "write_export"],
+    "assay.api._export": ["parse_export", "read_export", "write_export"],
+    "assay.api._grade": ["grade", "grade_async"],
 }
 
 __all__ = [
     "BASELINE_REF",
+    "CallableTarget",
     "EvalConfig",
     "EvalSummary",
+    "FunctionGrader",
+    "compare",
     "compare_stored",
     "evaluate",
     "evaluate_async",
+    "grade",
+    "grade_async",
     "is_file_ref",
     "open_cache",
+    "parse_export",
     "prepare_resume",
     "read_export",
     "resolve_run_ref",

@@ -8,17 +8,19 @@ the same way.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from assay.api._export import read_export
-from assay.comparison import CompareThresholds, Comparison, compare
+from assay.comparison import CompareThresholds, Comparison
+from assay.comparison import compare as compare_runs
 from assay.errors import UsageError
 from assay.results import CaseResult, CaseScore, RunResult
-from assay.store import Store
+from assay.store import Store, open_store
 
-__all__ = ["BASELINE_REF", "compare_stored", "is_file_ref", "resolve_run_ref"]
+__all__ = ["BASELINE_REF", "compare", "compare_stored", "is_file_ref", "resolve_run_ref"]
 
 BASELINE_REF = "baseline"
 """The reference that names a suite's pinned baseline (`assay baseline pin`)."""
@@ -116,7 +118,7 @@ def compare_stored(
             run = store.get_run(_baseline_id(store, suite or loaded[other][0].suite))
             loaded[role] = (run, store.iter_case_scores(run.id))
     (base_run, base_cases), (head_run, head_cases) = loaded["base"], loaded["head"]
-    result = compare(
+    result = compare_runs(
         base_run,
         head_run,
         base_cases=base_cases,
@@ -161,3 +163,117 @@ def _baseline_id(store: Store, suite: str) -> str:
             f"{store.describe()}. Pin one with `assay baseline pin RUN`."
         )
     return pinned.run_id
+
+
+def compare(
+    base: RunResult | str,
+    head: RunResult | str,
+    *,
+    store: str | Path | Store | None = None,
+    suite: str | None = None,
+    max_pass_rate_drop: float = 0.0,
+    max_avg_score_drop: float = 0.05,
+    max_latency_increase_pct: float = 20.0,
+    case_score_delta: float = 0.05,
+    require_significance: bool = False,
+) -> Comparison:
+    """Compare run `head` with run `base` (SPEC §6): `assay compare` as a function.
+
+    Args:
+        base: The reference run: a `RunResult` (what `assay.evaluate` returns) or a reference
+            to a stored run: `latest`, `latest~N`, `baseline`, a run id or unique prefix, or
+            the path of an `assay runs export` file.
+        head: The candidate run, in the same forms.
+        store: Where referenced runs are: a SQLite path, a database URL or an open `Store`
+            (left open); by default the project's store, as `assay compare` uses. Not
+            opened when both runs are given as objects.
+        suite: Resolve `latest`, `latest~N` and `baseline` within this suite (a `baseline`
+            reference defaults to the other run's suite).
+        max_pass_rate_drop: Largest tolerated pass-rate drop (0–1).
+        max_avg_score_drop: Largest tolerated average-score drop (0–1).
+        max_latency_increase_pct: Largest tolerated growth of mean case latency, in percent.
+        case_score_delta: Per-case score change that counts as regressed or improved.
+        require_significance: Gate only on changes the statistics say are not noise.
+
+    Returns:
+        The comparison: `summary.regression_detected`, per-case statuses and statistics.
+
+    Raises:
+        UsageError: A reference names no stored run, or a prefix names several.
+        pydantic.ValidationError: A threshold is outside its range.
+    """
+    thresholds = CompareThresholds(
+        max_pass_rate_drop=max_pass_rate_drop,
+        max_avg_score_drop=max_avg_score_drop,
+        max_latency_increase_pct=max_latency_increase_pct,
+        case_score_delta=case_score_delta,
+    )
+    if isinstance(base, RunResult) and isinstance(head, RunResult):
+        return compare_runs(
+            base, head, thresholds=thresholds, require_significance=require_significance
+        )
+    resolve = functools.partial(
+        _compare_refs,
+        base=base,
+        head=head,
+        thresholds=thresholds,
+        require_significance=require_significance,
+        suite=suite,
+    )
+    refs = [side for side in (base, head) if isinstance(side, str)]
+    if all(is_file_ref(ref) for ref in refs):
+        return resolve(None)
+    if isinstance(store, str | Path | None):
+        from assay.config import project_store
+
+        opened = open_store(store, fallback=project_store())
+        try:
+            return resolve(opened)
+        finally:
+            opened.close()
+    return resolve(store)
+
+
+def _compare_refs(
+    store: Store | None,
+    *,
+    base: RunResult | str,
+    head: RunResult | str,
+    thresholds: CompareThresholds,
+    require_significance: bool,
+    suite: str | None,
+) -> Comparison:
+    """`compare` where at least one side is a reference to resolve in `store`."""
+    if isinstance(base, str) and isinstance(head, str):
+        result, _, _ = compare_stored(
+            store,
+            base,
+            head,
+            thresholds=thresholds,
+            require_significance=require_significance,
+            suite=suite,
+            allow_files=True,
+        )
+        return result
+    sides: list[tuple[RunResult, Iterable[CaseResult | CaseScore]]] = []
+    for side, other in ((base, head), (head, base)):
+        if isinstance(side, RunResult):
+            sides.append((side, side.results))
+            continue
+        within = suite or (other.suite if isinstance(other, RunResult) else None)
+        if side == BASELINE_REF:
+            assert within is not None  # the other side is a run object
+            stored = _require(store, side)
+            run = stored.get_run(_baseline_id(stored, within))
+            sides.append((run, stored.iter_case_scores(run.id)))
+        else:
+            sides.append(_load(store, side, suite=within, allow_files=True))
+    (base_run, base_cases), (head_run, head_cases) = sides
+    return compare_runs(
+        base_run,
+        head_run,
+        base_cases=base_cases,
+        head_cases=head_cases,
+        thresholds=thresholds,
+        require_significance=require_significance,
+    )

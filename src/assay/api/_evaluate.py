@@ -3,21 +3,37 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import dataclasses
+import json
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from assay.api._callables import GraderLike, TargetLike, as_graders, as_target
 from assay.cache import DEFAULT_CACHE_PATH, CacheMode, ResponseCache
-from assay.config import LoadedProject, LoadedSuite, load_project, load_suite, parse_suite
+from assay.config import (
+    LoadedProject,
+    LoadedSuite,
+    SourceMap,
+    TestCase,
+    load_project,
+    load_suite,
+    parse_suite,
+)
+from assay.errors import UsageError
+from assay.graders import Grader
 from assay.results import JSON, CaseResult, RunResult
 from assay.runner import Resume, RunOptions, RunPlan, execute, plan_from_snapshot, plan_run
 from assay.store import MemorySink, ResultSink, Store, open_store
+from assay.targets import Target
 
 __all__ = [
+    "CASES_SUITE_NAME",
     "EvalConfig",
     "EvalSummary",
+    "SuiteLike",
     "evaluate",
     "evaluate_async",
     "open_cache",
@@ -31,6 +47,7 @@ EvalSummary = RunResult
 """The result of `evaluate`: the SPEC §8 run result with every case result."""
 
 CaseCallback = Callable[[CaseResult], None]
+_T = TypeVar("_T")
 
 
 class EvalConfig(BaseModel):
@@ -40,6 +57,9 @@ class EvalConfig(BaseModel):
 
     threshold: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     """Case pass threshold; overrides every config level, exactly like `--threshold`."""
+    borderline: Annotated[float, Field(ge=0.0, le=1.0)] | Literal["off"] | None = None
+    """Lower bound of the borderline verdict band over every config level; "off" turns the
+    band off (scores below the threshold fail)."""
     concurrency: Annotated[int, Field(ge=1)] | None = None
     """How many target calls run at once."""
     target: str | None = None
@@ -57,6 +77,25 @@ class EvalConfig(BaseModel):
     baseline: Annotated[str, Field(pattern=r"^\S+$")] | None = None
     """Measure the run against a baseline, exactly like `--baseline`: `last_passing`,
     `pinned` or a run id. Needs a stored run (not `store=False`)."""
+    cases: tuple[str, ...] = ()
+    """Run only cases whose id matches one of these glob patterns, like `--case`."""
+    tags: tuple[str, ...] = ()
+    """Run only cases with at least one of these tags, like `--tag`."""
+    exclude_tags: tuple[str, ...] = ()
+    """Skip cases with any of these tags, like `--exclude-tag`."""
+
+    @model_validator(mode="after")
+    def _bands_ordered(self) -> EvalConfig:
+        if (
+            isinstance(self.borderline, float)
+            and self.threshold is not None
+            and self.borderline > self.threshold
+        ):
+            raise ValueError(
+                f"borderline ({self.borderline}) is above threshold ({self.threshold}); the "
+                "borderline band lies below the pass threshold"
+            )
+        return self
 
 
 def open_cache(mode: CacheMode, path: Path = DEFAULT_CACHE_PATH) -> ResponseCache | None:
@@ -116,46 +155,144 @@ async def resume_run(
     return await execute(plan, store, on_case=on_case, cache=cache, resume=resume)
 
 
-def _load(suite: str | Path | LoadedSuite | dict[str, JSON]) -> LoadedSuite:
+SuiteLike = str | Path | LoadedSuite | dict[str, JSON] | Sequence[dict[str, JSON] | TestCase]
+"""What `evaluate` runs: a suite file, a loaded suite, suite data, or a list of test cases."""
+
+CASES_SUITE_NAME = "python-api"
+"""The suite name of a run given as a list of test cases."""
+
+
+def _load(suite: SuiteLike, assertions: Sequence[Grader]) -> LoadedSuite:
+    """The suite to run, with `graders=` appended to its default assertions."""
     if isinstance(suite, LoadedSuite):
-        return suite
+        if not assertions:
+            return suite
+        # Re-validated from its canonical document, as `--resume` does, so the added graders
+        # are checked against every test like those written in the file.
+        again = parse_suite(
+            json.loads(suite.document),
+            source=SourceMap(default_file=suite.display),
+            base_dir=suite.base_dir,
+            assertions=assertions,
+        )
+        return dataclasses.replace(again, warnings=suite.warnings)
     if isinstance(suite, dict):
-        return parse_suite(suite)
-    return load_suite(suite)
+        return parse_suite(_plain(suite), assertions=assertions)
+    if isinstance(suite, str | Path):
+        return _load(load_suite(suite), assertions)
+    if isinstance(suite, Sequence):
+        tests = _plain(list(suite))
+        return parse_suite({"name": CASES_SUITE_NAME, "tests": tests}, assertions=assertions)
+    raise UsageError(
+        f"cannot evaluate {type(suite).__name__}: pass a suite file path, a loaded suite "
+        "(assay.load_suite), suite data as a dict, or a list of test cases"
+    )
 
 
-async def evaluate_async(
-    suite: str | Path | LoadedSuite | dict[str, JSON],
-    *,
-    config: EvalConfig | None = None,
-) -> EvalSummary:
-    """Run a suite (a path, a loaded suite, or suite data) and return its full result.
+def _plain(value: object) -> JSON:
+    """Suite data with the models built in Python (`TestCase`s, grader objects, targets)
+    written out as the mappings YAML would give, so one validation path checks everything."""
+    if isinstance(value, BaseModel):
+        dumped = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        kind = getattr(value, "type", None)
+        return {"type": kind, **dumped} if isinstance(kind, str) else dumped
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
 
-    Raises:
-        assay.errors.ConfigError: the suite or project config is invalid.
-        assay.errors.UsageError: the target cannot be resolved or set up.
-    """
-    config = config or EvalConfig()
-    loaded = _load(suite)
-    project = load_project()
-    options = RunOptions(
+
+def _with_target(loaded: LoadedSuite, target: Target) -> LoadedSuite:
+    """The suite run against `target`; the snapshot records it as the suite's target."""
+    document = json.loads(loaded.document)
+    document["target"] = target.model_dump(mode="json", exclude_defaults=True)
+    document["target"]["type"] = target.type
+    return dataclasses.replace(
+        loaded,
+        suite=loaded.suite.model_copy(update={"target": target}),
+        document=json.dumps(document, ensure_ascii=False, separators=(",", ":")),
+    )
+
+
+def _prepare(
+    suite: SuiteLike,
+    target: TargetLike | None,
+    graders: Sequence[GraderLike],
+    config: EvalConfig,
+) -> tuple[LoadedSuite, str | None]:
+    """The loaded suite with `target=` and `graders=` applied, and the target name to pick."""
+    if isinstance(graders, str | bytes | Mapping) or not isinstance(graders, Sequence):
+        raise UsageError("graders= takes a list of graders, e.g. graders=[my_check]")
+    loaded = _load(suite, as_graders(graders))
+    if target is None:
+        return loaded, config.target
+    if config.target is not None:
+        raise UsageError(
+            f"target= and EvalConfig(target={config.target!r}) both choose the target; keep one"
+        )
+    if isinstance(target, str):
+        return loaded, target
+    return _with_target(loaded, as_target(target)), None
+
+
+def _options(config: EvalConfig, target: str | None) -> RunOptions:
+    return RunOptions(
         threshold=config.threshold,
+        borderline=config.borderline,
         concurrency=config.concurrency,
-        target=config.target,
+        target=target,
         repeat=config.repeat,
+        tags=config.tags,
+        exclude_tags=config.exclude_tags,
+        cases=config.cases,
         judge_model=config.judge_model,
         judge_base_url=config.judge_base_url,
         baseline=config.baseline,
     )
+
+
+async def evaluate_async(
+    suite: SuiteLike,
+    *,
+    target: TargetLike | None = None,
+    graders: Sequence[GraderLike] = (),
+    config: EvalConfig | None = None,
+    on_case: CaseCallback | None = None,
+) -> EvalSummary:
+    """Run a suite and return its full result (the SPEC §8 document, with every case).
+
+    Args:
+        suite: A suite file path, a loaded suite (`assay.load_suite`), suite data as a dict,
+            or a list of test cases (dicts in the suite's `tests:` format, or `TestCase`s).
+        target: The system under test, over the suite's `target`: a target name, a `Target`
+            object, or a function called like a `python` target's (`fn(case)`, sync or async,
+            returning a string or the structured output mapping).
+        graders: Graders appended to the suite-level `assertions` (every test gets them unless
+            it sets `execution.skip_defaults`): grader objects (`assay.graders.Contains(...)`),
+            mappings written like YAML assertions, or functions called like an in-process
+            `code-grader` (`fn(context)`, returning a number, a boolean or a result mapping).
+        config: Per-run settings; each wins over the suite and project config.
+        on_case: Called with each case result as it finishes.
+
+    Raises:
+        assay.errors.ConfigError: the suite or project config is invalid.
+        assay.errors.UsageError: the target cannot be resolved or set up, or an argument is
+            not one of the accepted kinds.
+    """
+    config = config or EvalConfig()
+    loaded, target_name = _prepare(suite, target, graders, config)
+    project = load_project()
+    options = _options(config, target_name)
     cache = open_cache(config.cache_mode)
     try:
         if config.store is False:
             memory = MemorySink()
-            run = await run_loaded(loaded, project, options, memory, cache=cache)
+            run = await run_loaded(loaded, project, options, memory, on_case=on_case, cache=cache)
             return run.model_copy(update={"results": list(memory.results)})
         store: Store = open_store(config.store, fallback=project.store)
         try:
-            run = await run_loaded(loaded, project, options, store, cache=cache)
+            run = await run_loaded(loaded, project, options, store, on_case=on_case, cache=cache)
             return run.model_copy(update={"results": list(store.iter_case_results(run.id))})
         finally:
             store.close()
@@ -165,9 +302,40 @@ async def evaluate_async(
 
 
 def evaluate(
-    suite: str | Path | LoadedSuite | dict[str, JSON],
+    suite: SuiteLike,
     *,
+    target: TargetLike | None = None,
+    graders: Sequence[GraderLike] = (),
     config: EvalConfig | None = None,
+    on_case: CaseCallback | None = None,
 ) -> EvalSummary:
-    """Synchronous `evaluate_async` (a thin wrapper: one async core, no second code path)."""
-    return asyncio.run(evaluate_async(suite, config=config))
+    """Synchronous `evaluate_async` (a thin wrapper: one async core, no second code path).
+
+    Call `evaluate_async` instead from code already running an event loop (a notebook, an
+    async web handler): this wrapper starts its own loop.
+
+    Raises:
+        assay.errors.UsageError: called while an event loop is running in this thread.
+    """
+    return run_sync(
+        lambda: evaluate_async(
+            suite, target=target, graders=graders, config=config, on_case=on_case
+        ),
+        "evaluate",
+    )
+
+
+def run_sync(start: Callable[[], Coroutine[object, object, _T]], name: str) -> _T:
+    """Run the coroutine `start` makes in a new event loop: the sync face of `assay.<name>`.
+
+    Raises:
+        UsageError: an event loop is already running in this thread (use the async form).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(start())
+    raise UsageError(
+        f"assay.{name}() was called inside a running event loop; "
+        f"use `await assay.{name}_async(...)` there"
+    )

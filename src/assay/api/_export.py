@@ -8,7 +8,7 @@ file can move runs between stores (a laptop's SQLite, the team's PostgreSQL) wit
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -18,7 +18,7 @@ from assay.errors import UsageError
 from assay.results import JSON, CaseResult, RunResult
 from assay.store import Store
 
-__all__ = ["EXPORT_FORMAT", "read_export", "write_export"]
+__all__ = ["EXPORT_FORMAT", "parse_export", "read_export", "write_export"]
 
 EXPORT_FORMAT = 1
 
@@ -43,48 +43,56 @@ def read_export(path: Path) -> tuple[RunResult, dict[str, JSON]]:
     Raises:
         UsageError: The file is not an assay export, with the line and what is wrong.
     """
-    lines = _lines(path)
+    return parse_export(_lines(path), str(path))
+
+
+def parse_export(lines: Iterable[str], where: str) -> tuple[RunResult, dict[str, JSON]]:
+    """The run and snapshot of export JSONL given as lines (blank ones are skipped), e.g. an
+    upload to the HTTP API; `where` names the source in messages (`where:3: ...`).
+
+    Raises:
+        UsageError: The lines are not an assay export, with the line and what is wrong.
+    """
+    lines = (line for line in lines if line.strip())
     first = next(lines, None)
     if first is None:
-        raise UsageError(f"{path}: the file is empty; expected an `assay runs export` file")
-    header = _json(path, 1, first)
+        raise UsageError(f"{where}: the file is empty; expected an `assay runs export` file")
+    header = _json(where, 1, first)
     if not isinstance(header, dict) or header.get("assay_export") != EXPORT_FORMAT:
         raise UsageError(
-            f"{path}:1: not an assay run export (format {EXPORT_FORMAT}); "
+            f"{where}:1: not an assay run export (format {EXPORT_FORMAT}); "
             "create one with `assay runs export RUN -o FILE`"
         )
     snapshot = header.get("snapshot")
     if not isinstance(snapshot, dict):
-        raise UsageError(f"{path}:1: the header has no `snapshot` object")
+        raise UsageError(f"{where}:1: the header has no `snapshot` object")
     results: list[CaseResult] = []
     for number, line in enumerate(lines, start=2):
         try:
             results.append(CaseResult.model_validate_json(line))
         except ValidationError as exc:
-            raise UsageError(f"{path}:{number}: not a case result: {_first_error(exc)}") from None
+            raise UsageError(f"{where}:{number}: not a case result: {_first_error(exc)}") from None
     try:
         run = RunResult.model_validate({**header.get("run", {}), "results": results})
     except (ValidationError, TypeError) as exc:
         detail = _first_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        raise UsageError(f"{path}:1: the header's `run` is not a run: {detail}") from None
+        raise UsageError(f"{where}:1: the header's `run` is not a run: {detail}") from None
     return run, snapshot
 
 
 def _lines(path: Path) -> Iterator[str]:
     try:
         with path.open(encoding="utf-8") as file:
-            for line in file:
-                if line.strip():
-                    yield line
+            yield from file
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def _json(path: Path, number: int, line: str) -> JSON:
+def _json(where: str, number: int, line: str) -> JSON:
     try:
         return json.loads(line)
     except ValueError as exc:
-        raise UsageError(f"{path}:{number}: not JSON: {exc}") from None
+        raise UsageError(f"{where}:{number}: not JSON: {exc}") from None
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -28,6 +28,7 @@ __all__ = [
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 _COMMANDS = {
+    "init": "assay.cli.init",
     "run": "assay.cli.run",
     "validate": "assay.cli.validate",
     "schema": "assay.cli.schema",
@@ -35,6 +36,8 @@ _COMMANDS = {
     "compare": "assay.cli.compare",
     "baseline": "assay.cli.baseline",
     "report": "assay.cli.report",
+    "serve": "assay.cli.serve",
+    "import": "assay.cli.import_",
 }
 
 

@@ -25,6 +25,12 @@ if TYPE_CHECKING:
     from assay.config._project_store import PROJECT_FILE, find_project, project_store
     from assay.config._regression import BaselineChoice, RegressionConfig
     from assay.config._schema import suite_json_schema, suite_json_schema_text
+    from assay.config._studio import (
+        StudioConfig,
+        load_studio_config,
+        save_studio_config,
+        studio_config_path,
+    )
     from assay.config._suite import (
         ExpectedToolCall,
         InputMessage,
@@ -49,6 +55,12 @@ _MODULES = {
     "assay.config._project_store": ["PROJECT_FILE", "find_project", "project_store"],
     "assay.config._regression": ["BaselineChoice", "RegressionConfig"],
     "assay.config._schema": ["suite_json_schema", "suite_json_schema_text"],
+    "assay.config._studio": [
+        "StudioConfig",
+        "load_studio_config",
+        "save_studio_config",
+        "studio_config_path",
+    ],
     "assay.config._suite": [
         "ExpectedToolCall",
         "InputMessage",
@@ -71,6 +83,7 @@ __all__ = [
     "ProjectConfig",
     "RegressionConfig",
     "SourceMap",
+    "StudioConfig",
     "Suite",
     "SuiteExecution",
     "TestCase",
@@ -82,10 +95,13 @@ __all__ = [
     "format_path",
     "interpolate_env",
     "load_project",
+    "load_studio_config",
     "load_suite",
     "load_yaml",
     "parse_suite",
     "project_store",
+    "save_studio_config",
+    "studio_config_path",
     "suite_json_schema",
     "suite_json_schema_text",
 ]

@@ -98,6 +98,8 @@ class _Rewriter:
                 f"'required: {required}' is deprecated; use 'required: true' with "
                 f"'min_score: {required}'",
             )
+        if spec.get("type") == "rubrics":
+            self.rubrics(spec.get("rubrics"), (*path, "rubrics"))
         aggregator = spec.get("aggregator")
         if isinstance(aggregator, dict) and isinstance(aggregator.get("type"), str):
             aggregator["type"] = aggregator["type"].replace("-", "_")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from assay.config._agentv import rewrite_agentv_suite, rewrite_agentv_tests
 from assay.config._aliases import rewrite_project, rewrite_suite, rewrite_tests
 from assay.config._checks import check_suite
 from assay.config._datasets import display_path, load_tests
@@ -18,6 +19,7 @@ from assay.config._project_store import PROJECT_FILE, find_project, resolve_stor
 from assay.config._suite import ProjectConfig, Suite
 from assay.config._yaml import SourceMap, load_yaml
 from assay.errors import ConfigError, ConfigIssue
+from assay.graders import Grader
 from assay.results import JSON
 
 __all__ = [
@@ -83,7 +85,9 @@ def _expand_tests(data: JSON, source: SourceMap, base_dir: Path) -> list[ConfigI
     if not isinstance(data, dict) or not isinstance(data.get("tests"), str):
         return []
     tests, tests_source = load_tests(data["tests"], base_dir, source.locate(("tests",)))
-    warnings, errors = rewrite_tests(tests, tests_source, ())
+    warnings, errors = rewrite_agentv_tests(tests, tests_source, base_dir, data.get("target"))
+    more, more_errors = rewrite_tests(tests, tests_source, ())
+    warnings, errors = warnings + more, errors + more_errors
     if errors:
         raise ConfigError(errors)
     data["tests"] = tests
@@ -92,9 +96,17 @@ def _expand_tests(data: JSON, source: SourceMap, base_dir: Path) -> list[ConfigI
 
 
 def parse_suite(
-    data: JSON, *, source: SourceMap | None = None, base_dir: Path | None = None
+    data: JSON,
+    *,
+    source: SourceMap | None = None,
+    base_dir: Path | None = None,
+    assertions: Sequence[Grader] = (),
 ) -> LoadedSuite:
     """Validate suite data (from YAML or built in Python) into a `LoadedSuite`.
+
+    `assertions` are grader objects built in Python (`assay.evaluate(graders=...)`), appended
+    to the suite's default `assertions` and checked with them; the snapshot records each as
+    its `model_dump`.
 
     Raises:
         ConfigError: every problem found, each with file, line and YAML path.
@@ -104,7 +116,9 @@ def parse_suite(
     data = copy.deepcopy(data)
     if not isinstance(data, dict):
         raise ConfigError([source.issue((), "a suite must be a mapping with `name` and `tests`")])
-    warnings, errors = rewrite_suite(data, source)
+    warnings, errors = rewrite_agentv_suite(data, source, base)
+    more, more_errors = rewrite_suite(data, source)
+    warnings, errors = warnings + more, errors + more_errors
     if errors:
         raise ConfigError(errors)
     warnings += _expand_tests(data, source, base)
@@ -112,6 +126,13 @@ def parse_suite(
         suite = Suite.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(issues_from_validation(exc, data, source)) from None
+    if assertions:
+        suite = suite.model_copy(update={"assertions": [*suite.assertions, *assertions]})
+        dumped = [
+            {"type": g.type, **g.model_dump(mode="json", by_alias=True, exclude_defaults=True)}
+            for g in assertions
+        ]
+        data["assertions"] = [*data.get("assertions", []), *dumped]
     problems, needs_judge = check_suite(suite, source, base)
     if problems:
         raise ConfigError(problems)

@@ -8,9 +8,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from assay._strict_model import StrictModel
 from assay.cache import CacheMiss
@@ -128,6 +128,17 @@ class Grader(StrictModel, ABC):
     """This grader fails below this score; without it, below the case threshold."""
     negate: bool = False
     """Invert the check: score becomes 1 − score, hits and misses swap."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_type(cls, data: Any) -> Any:
+        """`Contains(value="x")` in Python needs no `type=`: a class has only one. Suites never
+        reach this without a `type` (the discriminated union dispatches on it first)."""
+        if isinstance(data, dict) and "type" not in data:
+            names = get_args(cls.model_fields["type"].annotation)
+            if len(names) == 1 and isinstance(names[0], str):
+                return {"type": names[0], **data}
+        return data
 
     def problem_with_test(self, test: TestFacts) -> str | None:
         """Why this grader cannot grade `test`, or None; called for every test when the suite

@@ -34,7 +34,13 @@ from assay.graders._details import detail, truncate
 from assay.graders.structured import _reject_constant
 from assay.results import JSON, Detail
 
-__all__ = ["STDERR_EXCERPT", "CodeGrader", "context_mapping", "measurement_from_reply"]
+__all__ = [
+    "STDERR_EXCERPT",
+    "CodeGrader",
+    "call_grader_function",
+    "context_mapping",
+    "measurement_from_reply",
+]
 
 STDERR_EXCERPT = 500
 """Characters of the end of stderr quoted in an error."""
@@ -80,6 +86,30 @@ def context_mapping(ctx: GradingContext) -> dict[str, JSON]:
         "target_output": None if target is None else target.model_dump(mode="json"),
         "threshold": ctx.threshold,
     }
+
+
+async def call_grader_function(
+    function: UserFunction, payload: dict[str, JSON], timeout_s: float, source: str
+) -> object:
+    """Call a user's check (sync or async) with the grading context and return its reply: the
+    one calling convention of in-process `code-grader`s and of functions given to the API.
+
+    Raises:
+        GraderError: The function raised, or did not return within `timeout_s`.
+    """
+    try:
+        if inspect.iscoroutinefunction(function):
+            result = await asyncio.wait_for(function(payload), timeout_s)
+        else:
+            # A thread keeps the loop free; on timeout it runs on, unobserved.
+            result = await asyncio.wait_for(asyncio.to_thread(function, payload), timeout_s)
+        if inspect.isawaitable(result):
+            result = await asyncio.wait_for(result, timeout_s)
+    except TimeoutError:
+        raise GraderError(f"{source} did not return within {timeout_s:g}s") from None
+    except Exception as exc:
+        raise GraderError(f"{source} raised {type(exc).__name__}: {exc}") from exc
+    return result
 
 
 def _shown(value: JSON) -> str:
@@ -302,24 +332,9 @@ class CodeGrader(Grader):
         return self._parse(stdout, stderr, source)
 
     async def _call(self, reference: str, payload: dict[str, JSON]) -> object:
-        function = _import_function(reference)
-        try:
-            if inspect.iscoroutinefunction(function):
-                result = await asyncio.wait_for(function(payload), self.timeout_s)
-            else:
-                # A thread keeps the loop free; on timeout it runs on, unobserved.
-                result = await asyncio.wait_for(
-                    asyncio.to_thread(function, payload), self.timeout_s
-                )
-            if inspect.isawaitable(result):
-                result = await asyncio.wait_for(result, self.timeout_s)
-        except TimeoutError:
-            raise GraderError(
-                f"function '{reference}' did not return within {self.timeout_s:g}s"
-            ) from None
-        except Exception as exc:
-            raise GraderError(f"function '{reference}' raised {type(exc).__name__}: {exc}") from exc
-        return result
+        return await call_grader_function(
+            _import_function(reference), payload, self.timeout_s, f"function '{reference}'"
+        )
 
     def _limit(self) -> Callable[[], None] | None:
         """The child's RLIMIT_AS setter, run between fork and exec (Linux only).

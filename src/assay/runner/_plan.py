@@ -21,6 +21,7 @@ from assay.scoring import (
     DEFAULT_CASES_PASS_THRESHOLD,
     DEFAULT_METRICS_PASS_THRESHOLD,
     AggregatorSpec,
+    BorderlineLevel,
     CaseBands,
     RepeatStrategy,
     WeightedAverage,
@@ -52,6 +53,9 @@ class RunOptions:
     """Per-run overrides from the CLI or `EvalConfig`; each wins over every config file."""
 
     threshold: float | None = None
+    borderline: BorderlineLevel = None
+    """The borderline bound over every config level (`EvalConfig.borderline`); "off" disables
+    the band."""
     concurrency: int | None = None
     target: str | None = None
     repeat: int | None = None
@@ -206,6 +210,7 @@ def _case_bands(
         project=project_cfg.threshold_level(),
     )
     borderline = resolve_borderline(
+        cli=options.borderline,
         test=test_exec.borderline_level() if test_exec else None,
         suite=suite_exec.borderline_level(),
         project=project_cfg.borderline_level(),
@@ -305,6 +310,7 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
             project=project_cfg.threshold_level(),
         ),
         resolve_borderline(
+            cli=options.borderline,
             suite=suite_exec.borderline_level(),
             project=project_cfg.borderline_level(),
         ),

@@ -18,6 +18,7 @@ def _options(raw: Any) -> RunOptions:
         return RunOptions()
     return RunOptions(
         threshold=raw.get("threshold"),
+        borderline=raw.get("borderline"),
         concurrency=raw.get("concurrency"),
         target=raw.get("target"),
         repeat=raw.get("repeat"),

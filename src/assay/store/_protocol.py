@@ -23,6 +23,7 @@ from assay.results import (
 )
 
 if TYPE_CHECKING:
+    from assay.store._pages import ResultFilter, ResultPage, ResultSort, RunFacets
     from assay.store._sql import Baseline
 
 __all__ = ["ResultSink", "Store"]
@@ -75,6 +76,9 @@ class Store(ResultSink, Protocol):
         """Stream a run's case results in the order they were stored (only `verdicts`, if
         given)."""
 
+    def iter_case_results_json(self, run_id: str) -> Iterator[str]:
+        """Stream a run's case results in stored order as stored JSON text."""
+
     def iter_case_scores(self, run_id: str) -> Iterator[CaseScore]:
         """Stream a run's (case_id, verdict, score, duration_ms) in stored order, cheaply."""
 
@@ -90,9 +94,40 @@ class Store(ResultSink, Protocol):
         since: str | None = None,
         until: str | None = None,
         limit: int = 50,
+        offset: int = 0,
     ) -> list[RunResult]:
         """Runs, newest first, without their case results; `since`/`until` bound
-        `started_at` (ISO 8601; `until` exclusive)."""
+        `started_at` (ISO 8601; `until` exclusive); `offset` skips the newest matches."""
+
+    def count_runs(
+        self,
+        *,
+        suite: str | None = None,
+        target: str | None = None,
+        status: RunStatus | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> int:
+        """How many runs match the filters of `list_runs`."""
+
+    def page_case_results(
+        self,
+        run_id: str,
+        *,
+        where: ResultFilter | None = None,
+        sort: ResultSort = "seq",
+        descending: bool = False,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> ResultPage:
+        """One page of a run's case results (stored JSON texts), filtered and sorted, with
+        the number that match (`NotFoundError` for an unknown run)."""
+
+    def get_case_result(self, run_id: str, case_id: str) -> CaseResult:
+        """One case result of a run (`NotFoundError` when the run or case is unknown)."""
+
+    def get_run_facets(self, run_id: str) -> RunFacets:
+        """A run's case counts per verdict, tag and grader verdict."""
 
     def delete_run(self, run_id: str) -> str:
         """Delete a run and its results; returns the full id (`UsageError` if unknown)."""

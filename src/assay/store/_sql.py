@@ -41,11 +41,26 @@ from assay.results import (
     TokenUsage,
     Verdict,
 )
+from assay.store._errors import ConflictError, NotFoundError
 from assay.store._migrate import migrate
+from assay.store._pages import (
+    ResultFilter,
+    ResultPage,
+    ResultSort,
+    RunFacets,
+    RunFilter,
+    case_result_json,
+    count_runs,
+    page_results,
+    run_conditions,
+    run_facets,
+)
 from assay.store._snapshot import decode_snapshot, encode_snapshot
 from assay.store._tables import (
+    CASE_LEVEL,
     baselines,
     case_results,
+    case_tags,
     expected_outcome_results,
     grader_results,
     runs,
@@ -64,9 +79,6 @@ _SCORE_BATCH = 5_000
 """Score rows per round trip: four small columns each, so far more than `_STREAM_BATCH`."""
 
 _MAX_LISTED_MATCHES = 10
-
-CASE_LEVEL = -1
-"""`sample_index` of a case's own grader and outcome rows (samples count from 0)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +183,7 @@ class SQLStore:
                     _insert_cases(conn, run.id, 1, run.results)
         except IntegrityError as exc:
             if self._exists(run.id):
-                raise UsageError(f"run '{run.id}' already exists in {self._where}") from exc
+                raise ConflictError(f"run '{run.id}' already exists in {self._where}") from exc
             raise UsageError(
                 f"run '{run.id}' lists a case id more than once; case ids are unique per run"
             ) from exc
@@ -201,7 +213,7 @@ class SQLStore:
                 _insert_cases(conn, run_id, (last or 0) + 1, results)
         except IntegrityError as exc:
             ids = ", ".join(f"'{r.case_id}'" for r in results)
-            raise UsageError(
+            raise ConflictError(
                 f"run '{run_id}' already has a result for case {ids}; "
                 "each case is stored once per run"
             ) from exc
@@ -309,6 +321,27 @@ class SQLStore:
             resolved = self._resolve(conn, run_id)
         return self._stream_results(resolved, verdicts)
 
+    def iter_case_results_json(self, run_id: str) -> Iterator[str]:
+        """Stream a run's case results in stored order as their stored JSON text, for
+        writers that send them on (the API's run document) without parsing each one.
+
+        Raises:
+            UsageError: No run matches, or the prefix matches several runs.
+        """
+        with self._engine.connect() as conn:
+            resolved = self._resolve(conn, run_id)
+        return self._stream_json(resolved)
+
+    def _stream_json(self, run_id: str) -> Iterator[str]:
+        stmt = (
+            select(case_results.c.data)
+            .where(case_results.c.run_id == run_id)
+            .order_by(case_results.c.seq)
+        )
+        with self._engine.connect() as conn:
+            result = conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
+            yield from result.scalars()
+
     def iter_case_scores(self, run_id: str) -> Iterator[CaseScore]:
         """Stream a run's case ids, verdicts, scores and durations in stored order, from
         columns: what comparing runs needs, without parsing each stored result.
@@ -358,30 +391,102 @@ class SQLStore:
         since: str | None = None,
         until: str | None = None,
         limit: int = 50,
+        offset: int = 0,
     ) -> list[RunResult]:
         """Runs newest first (by `started_at`), without their case results.
 
         `since` / `until` compare with `started_at` as ISO 8601 text (a date such as
-        `2026-11-01` selects from its midnight on; `until` is exclusive).
+        `2026-11-01` selects from its midnight on; `until` is exclusive). `offset` skips
+        that many of the newest matches (the API's pages).
 
         Raises:
-            UsageError: `limit` is smaller than 1.
+            UsageError: `limit` is smaller than 1 or `offset` is negative.
         """
         if limit < 1:
             raise UsageError(f"limit must be at least 1, got {limit}")
-        stmt = select(runs).order_by(runs.c.started_at.desc(), runs.c.id.desc()).limit(limit)
-        if suite is not None:
-            stmt = stmt.where(runs.c.suite == suite)
-        if target is not None:
-            stmt = stmt.where(runs.c.target == target)
-        if status is not None:
-            stmt = stmt.where(runs.c.status == status)
-        if since is not None:
-            stmt = stmt.where(runs.c.started_at >= since)
-        if until is not None:
-            stmt = stmt.where(runs.c.started_at < until)
+        if offset < 0:
+            raise UsageError(f"offset must be at least 0, got {offset}")
+        where = RunFilter(suite=suite, target=target, status=status, since=since, until=until)
+        stmt = (
+            select(runs)
+            .where(*run_conditions(where))
+            .order_by(runs.c.started_at.desc(), runs.c.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
         with self._engine.connect() as conn:
             return [_run_from_row(row) for row in conn.execute(stmt)]
+
+    def count_runs(
+        self,
+        *,
+        suite: str | None = None,
+        target: str | None = None,
+        status: RunStatus | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> int:
+        """How many runs `list_runs` with the same filters and no limit would return."""
+        where = RunFilter(suite=suite, target=target, status=status, since=since, until=until)
+        with self._engine.connect() as conn:
+            return count_runs(conn, where)
+
+    def page_case_results(
+        self,
+        run_id: str,
+        *,
+        where: ResultFilter | None = None,
+        sort: ResultSort = "seq",
+        descending: bool = False,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> ResultPage:
+        """One page of a run's case results, filtered and sorted in SQL, with the total.
+
+        Ties keep stored order and `descending` is exactly the reverse order; a case without
+        a score sorts as the lowest score. Items are the stored JSON texts.
+
+        Raises:
+            NotFoundError: No run matches.
+            UsageError: The prefix matches several runs, `limit` < 1 or `offset` < 0.
+        """
+        if limit < 1 or offset < 0:
+            raise UsageError(f"a page needs limit >= 1 and offset >= 0, got {limit}, {offset}")
+        with self._engine.connect() as conn:
+            resolved = self._resolve(conn, run_id)
+            return page_results(
+                conn,
+                resolved,
+                where or ResultFilter(),
+                sort=sort,
+                descending=descending,
+                offset=offset,
+                limit=limit,
+            )
+
+    def get_case_result(self, run_id: str, case_id: str) -> CaseResult:
+        """One case result of a run.
+
+        Raises:
+            NotFoundError: No run matches, or the run has no result for `case_id`.
+            UsageError: The prefix matches several runs.
+        """
+        with self._engine.connect() as conn:
+            resolved = self._resolve(conn, run_id)
+            data = case_result_json(conn, resolved, case_id)
+        if data is None:
+            raise NotFoundError(f"run '{resolved}' has no result for case '{case_id}'")
+        return CaseResult.model_validate_json(data)
+
+    def get_run_facets(self, run_id: str) -> RunFacets:
+        """A run's case counts per verdict, per tag and per grader verdict.
+
+        Raises:
+            NotFoundError: No run matches.
+            UsageError: The prefix matches several runs.
+        """
+        with self._engine.connect() as conn:
+            return run_facets(conn, self._resolve(conn, run_id))
 
     def delete_run(self, run_id: str) -> str:
         """Delete a run and its case results (all or nothing); returns the full run id.
@@ -391,7 +496,7 @@ class SQLStore:
         """
         with self._writes.begin() as conn:
             resolved = self._resolve(conn, run_id)
-            for table in (baselines, expected_outcome_results, grader_results, samples):
+            for table in (baselines, expected_outcome_results, grader_results, samples, case_tags):
                 conn.execute(delete(table).where(table.c.run_id == resolved))
             conn.execute(delete(case_results).where(case_results.c.run_id == resolved))
             conn.execute(delete(runs).where(runs.c.id == resolved))
@@ -417,7 +522,7 @@ class SQLStore:
                     "a baseline must be a run of the same suite"
                 )
             if status != "completed":
-                raise UsageError(
+                raise ConflictError(
                     f"run '{resolved}' is {status}, and only a completed run can be a baseline; "
                     f"finish it first (assay run --resume {resolved}) or pin another run"
                 )
@@ -449,7 +554,7 @@ class SQLStore:
         with self._writes.begin() as conn:
             row = conn.execute(select(baselines).where(baselines.c.suite == suite)).first()
             if row is None:
-                raise UsageError(f"suite '{suite}' has no pinned baseline in {self._where}")
+                raise NotFoundError(f"suite '{suite}' has no pinned baseline in {self._where}")
             conn.execute(delete(baselines).where(baselines.c.suite == suite))
         return Baseline(row.suite, row.run_id, row.pinned_at)
 
@@ -511,9 +616,9 @@ class SQLStore:
             select(runs.c.status).where(runs.c.id == run_id).with_for_update()
         ).scalar_one_or_none()
         if status is None:
-            raise UsageError(f"cannot {action} run '{run_id}': not found in {self._where}")
+            raise NotFoundError(f"cannot {action} run '{run_id}': not found in {self._where}")
         if status != "running":
-            raise UsageError(
+            raise ConflictError(
                 f"cannot {action} run '{run_id}': it is already finished (status '{status}') "
                 "and finished runs are immutable"
             )
@@ -523,7 +628,7 @@ class SQLStore:
         if conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is not None:
             return run_id
         if len(run_id) < MIN_PREFIX_LENGTH:
-            raise UsageError(
+            raise NotFoundError(
                 f"run '{run_id}' not found in {self._where} "
                 f"(an id prefix needs at least {MIN_PREFIX_LENGTH} characters)"
             )
@@ -537,7 +642,7 @@ class SQLStore:
             ).scalars()
         )
         if not matches:
-            raise UsageError(f"run '{run_id}' not found in {self._where}")
+            raise NotFoundError(f"run '{run_id}' not found in {self._where}")
         if len(matches) > 1:
             listed = ", ".join(matches[:_MAX_LISTED_MATCHES])
             more = ", ..." if len(matches) > _MAX_LISTED_MATCHES else ""
@@ -564,8 +669,12 @@ def _insert_cases(
     sample_rows: list[dict[str, JSON]] = []
     grader_rows: list[dict[str, JSON]] = []
     outcome_rows: list[dict[str, JSON]] = []
+    tag_rows: list[dict[str, JSON]] = []
     for seq, result in enumerate(results, first_seq):
         case_id = result.case_id
+        # A set: the key allows a tag once per case, and a hand-written result may repeat one.
+        for tag in sorted(set(result.tags)):
+            tag_rows.append({"run_id": run_id, "case_id": case_id, "tag": tag})
         cases.append(
             {
                 "run_id": run_id,
@@ -624,6 +733,7 @@ def _insert_cases(
         (samples, sample_rows),
         (grader_results, grader_rows),
         (expected_outcome_results, outcome_rows),
+        (case_tags, tag_rows),
     ):
         if rows:
             conn.execute(insert(table), rows)

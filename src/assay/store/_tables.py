@@ -29,8 +29,10 @@ from sqlalchemy import (
 )
 
 __all__ = [
+    "CASE_LEVEL",
     "baselines",
     "case_results",
+    "case_tags",
     "expected_outcome_results",
     "grader_results",
     "metadata",
@@ -45,6 +47,9 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+CASE_LEVEL = -1
+"""`sample_index` of a case's own grader and outcome rows (samples count from 0)."""
 
 metadata = MetaData(naming_convention=NAMING_CONVENTION)
 """All tables of the run store; `metadata.create_all` and Alembic both start here."""
@@ -102,6 +107,11 @@ case_results = Table(
     Column("data", Text, nullable=False),
     UniqueConstraint("run_id", "case_id"),
     Index(None, "run_id", "seq", unique=True),
+    # The API's case table pages through a run sorted by these, or filtered by verdict; with
+    # `seq` last the index alone orders the page and breaks ties (migration 0003).
+    Index(None, "run_id", "score", "seq"),
+    Index(None, "run_id", "duration_ms", "seq"),
+    Index(None, "run_id", "verdict", "seq"),
 )
 """One row per graded case; `data` is the full `CaseResult`, `seq` its position in the run.
 
@@ -128,6 +138,16 @@ samples = Table(
     PrimaryKeyConstraint("run_id", "case_id", "sample_index"),
 )
 """One row per repeat of a case (`repeat: n`); the full sample stays in `case_results.data`."""
+
+case_tags = Table(
+    "case_tags",
+    metadata,
+    *_case_key(),
+    Column("tag", Text, nullable=False),
+    # Tag first: "the cases of this run tagged X" is one index range.
+    PrimaryKeyConstraint("run_id", "tag", "case_id"),
+)
+"""One row per tag of a case, so results can be filtered by tag in SQL (migration 0003)."""
 
 grader_results = Table(
     "grader_results",

@@ -20,7 +20,7 @@ from assay.results import JSON, TargetOutput
 from assay.targets._base import Target, TargetRequest
 from assay.targets._output import parse_target_output, with_duration
 
-__all__ = ["PythonTarget"]
+__all__ = ["PythonTarget", "call_function"]
 
 _FUNCTION_REF = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
@@ -29,6 +29,37 @@ UserFunction = Callable[[dict[str, JSON]], object]
 # Imported functions by (reference, python_path, suite dir). Kept outside the model so that
 # equality of target configs does not depend on whether `setup` has run.
 _imported: dict[tuple[str, tuple[str, ...], Path], UserFunction] = {}
+
+
+async def call_function(
+    function: UserFunction, request: TargetRequest, source: str
+) -> TargetOutput:
+    """Call a user function with the case mapping and parse its reply (SPEC §3): the one
+    calling convention of `python` targets and of callables given to `assay.evaluate`.
+
+    Raises:
+        TargetError: The function raised (the message gives the exception type and message)
+            or returned a value of the wrong shape.
+    """
+    case = request.as_mapping()
+    started = time.perf_counter()
+    try:
+        # A plain bool: narrowing `function` itself would make mypy reject the thread call.
+        is_async = inspect.iscoroutinefunction(function)
+        if is_async:
+            result = function(case)
+        else:
+            result = await asyncio.to_thread(function, case)
+        if inspect.isawaitable(result):
+            result = await result
+    except TargetError:
+        raise
+    except Exception as exc:
+        name = type(exc).__name__
+        raise TargetError(f"{source} raised {name}: {exc}", kind=name) from exc
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    output = parse_target_output(result, source=source)
+    return with_duration(output, elapsed_ms)
 
 
 class PythonTarget(Target):
@@ -76,28 +107,9 @@ class PythonTarget(Target):
             TargetError: The function raised (the message gives the exception type and
                 message) or returned a value of the wrong shape.
         """
-        function = self._resolve(request.base_dir)
-        case = request.as_mapping()
-        started = time.perf_counter()
-        try:
-            # A plain bool: narrowing `function` itself would make mypy reject the thread call.
-            is_async = inspect.iscoroutinefunction(function)
-            if is_async:
-                result = function(case)
-            else:
-                result = await asyncio.to_thread(function, case)
-            if inspect.isawaitable(result):
-                result = await result
-        except TargetError:
-            raise
-        except Exception as exc:
-            name = type(exc).__name__
-            raise TargetError(
-                f"function '{self.function}' raised {name}: {exc}", kind=name
-            ) from exc
-        elapsed_ms = (time.perf_counter() - started) * 1000
-        output = parse_target_output(result, source=f"function '{self.function}'")
-        return with_duration(output, elapsed_ms)
+        return await call_function(
+            self._resolve(request.base_dir), request, f"function '{self.function}'"
+        )
 
     def _resolve(self, base_dir: Path) -> UserFunction:
         key = (self.function, tuple(self.python_path), base_dir.resolve())

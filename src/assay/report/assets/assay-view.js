@@ -473,10 +473,12 @@
     var info = el("span", { class: "muted" });
     var prev = el("button", { type: "button", class: "prev", text: "← previous" });
     var next = el("button", { type: "button", class: "next", text: "next →" });
+    var sortKeys = options.sortKeys || ["case_id", "verdict", "score", "duration_ms"];
     var headers = COLUMNS.map(function (col) {
-      var th = el("th", { class: (col.num ? "num " : "") + (col.key ? "sortable" : ""), text: col.label,
-                          "data-sort": col.key || null });
-      if (col.key) th.addEventListener("click", function () {
+      var sortable = col.key && sortKeys.indexOf(col.key) >= 0;
+      var th = el("th", { class: (col.num ? "num " : "") + (sortable ? "sortable" : ""), text: col.label,
+                          "data-sort": sortable ? col.key : null });
+      if (sortable) th.addEventListener("click", function () {
         if (state.sort === col.key) state.dir = state.dir === "asc" ? "desc" : "asc";
         else { state.sort = col.key; state.dir = col.key === "case_id" ? "asc" : "desc"; }
         state.page = 0;
@@ -488,10 +490,10 @@
     var controls = el("div", { class: "controls" }, VERDICTS.map(function (v) {
       var box = el("input", { type: "checkbox", checked: true, name: "verdict", value: v });
       box.addEventListener("change", function () { state.verdicts[v] = box.checked; state.page = 0; refresh(); });
-      var count = source.counts ? " (" + source.counts[v] + ")" : "";
+      var count = source.counts ? " (" + (source.counts[v] || 0) + ")" : "";
       return el("label", null, box, " ", verdictBadge(v), count);
     }));
-    var search = el("input", { type: "search", placeholder: "search case id, output, tags", name: "q",
+    var search = el("input", { type: "search", placeholder: options.searchLabel || "search case id, output, tags", name: "q",
                                "aria-label": "search cases" });
     var timer = null;
     search.addEventListener("input", function () {
@@ -538,7 +540,7 @@
         var row = el("tr", { class: "case-row", "data-case-id": item.case_id, "data-verdict": item.verdict, tabindex: 0 },
           el("td", { class: "mono", text: item.case_id }),
           el("td", null, verdictBadge(item.verdict)),
-          el("td", { class: "num mono", text: score(item.score) }),
+          el("td", { class: "num mono " + (options.scoreClass ? options.scoreClass(item) : ""), text: score(item.score) }),
           el("td", { class: "num", text: duration(item.duration_ms) }),
           el("td", { class: "muted", text: (item.tags || []).join(", ") }),
           el("td", { class: "miss", text: item.main_miss !== undefined ? item.main_miss : mainMiss(item) }));
@@ -549,7 +551,10 @@
           panelRow = el("tr", { class: "panel-row" }, el("td", { colspan: COLUMNS.length }));
           row.parentNode.insertBefore(panelRow, row.nextSibling);
           var cell = panelRow.firstChild;
-          source.open(item).then(function (full) { cell.appendChild(casePanel(full)); },
+          source.open(item).then(function (full) {
+            if (options.caseLink) cell.appendChild(el("p", null, options.caseLink(full)));
+            cell.appendChild(casePanel(full));
+          },
             function (err) { cell.appendChild(el("div", { class: "error-box", text: String(err) })); });
         }
         row.addEventListener("click", toggle);

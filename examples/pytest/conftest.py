@@ -1,0 +1,6 @@
+"""Makes bot.py importable from tests/ (as an installed package would be)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

@@ -1,0 +1,175 @@
+"""Whether a document is an AgentV eval file, and AgentV's `{{ var }}` test variables.
+
+A document is AgentV's when it uses a key or shape only AgentV has; assay suites never match,
+so they are never rewritten (see assay.config._agentv).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from assay.config._yaml import LocPath
+from assay.results import JSON
+
+__all__ = ["agentv_marker", "is_message_list", "substitute_vars", "tests_marker"]
+
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+_SUITE_MARKERS = (
+    "$schema",
+    "requires",
+    "suite",
+    "dataset",
+    "input",
+    "input_files",
+    "workspace",
+    "preprocessors",
+    "category",
+    "version",
+    "author",
+    "license",
+    "eval_cases",
+)
+_TEST_MARKERS = (
+    "criteria",
+    "conversation_id",
+    "input_files",
+    "vars",
+    "workspace",
+    "depends_on",
+    "on_dependency_failure",
+    "mode",
+)
+_GRADER_MARKERS = (
+    "criteria",
+    "minimums",
+    "argsMatch",
+    "script",
+    "cwd",
+    "include",
+    "flags",
+    "budget",
+)
+_VAR = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
+
+
+def substitute_vars(value: JSON, variables: dict[str, JSON]) -> JSON:
+    """`{{ name }}` / `{{ a.b }}` in strings (recursively) from `variables`; a string that is
+    one placeholder keeps the value's JSON type, and unknown names are left as they are."""
+    if isinstance(value, list):
+        return [substitute_vars(v, variables) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute_vars(v, variables) for k, v in value.items()}
+    if not isinstance(value, str) or "{{" not in value:
+        return value
+
+    def lookup(name: str) -> tuple[bool, JSON]:
+        node: JSON = variables
+        for part in name.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return False, None
+            node = node[part]
+        return True, node
+
+    whole = _VAR.fullmatch(value.strip())
+    if whole:
+        found, got = lookup(whole.group(1))
+        if found:
+            return got
+
+    def replace(match: re.Match[str]) -> str:
+        found, got = lookup(match.group(1))
+        if not found:
+            return match.group(0)
+        return got if isinstance(got, str) else json.dumps(got, ensure_ascii=False)
+
+    return _VAR.sub(replace, value)
+
+
+def _has_grader_marker(specs: JSON) -> bool:
+    if not isinstance(specs, list):
+        return False
+    for spec in specs:
+        if isinstance(spec, str):
+            return True
+        if isinstance(spec, dict):
+            if any(key in spec for key in _GRADER_MARKERS):
+                return True
+            kind = str(spec.get("type", "")).replace("_", "-")
+            if kind in ("icontains-any", "icontains-all"):
+                return True
+            if kind == "llm-grader" and ("prompt" not in spec or "rubrics" in spec):
+                return True
+            if _has_grader_marker(spec.get("assertions")) or _has_grader_marker(
+                spec.get("evaluators")
+            ):
+                return True
+    return False
+
+
+def _has_message_marker(value: JSON) -> bool:
+    """A single message mapping, an object input, or content blocks inside messages."""
+    if isinstance(value, dict):
+        return True
+    if isinstance(value, list):
+        return any(isinstance(m, dict) and not isinstance(m.get("content"), str) for m in value)
+    return False
+
+
+def agentv_marker(data: JSON, tests_key: str = "tests") -> LocPath | None:
+    """Where the document first uses a form only AgentV has, or None for an assay suite."""
+    if not isinstance(data, dict):
+        return None
+    for key in _SUITE_MARKERS:
+        if key in data:
+            return (key,)
+    execution = data.get("execution")
+    if isinstance(execution, dict):
+        for key in (
+            "target",
+            "workers",
+            "evaluators",
+            "assertions",
+            "targets",
+            "cache",
+            "budget_usd",
+            "fail_on_error",
+        ):
+            if key in execution:
+                return ("execution", key)
+    for key in ("assertions", "evaluators"):
+        if _has_grader_marker(data.get(key)):
+            return (key,)
+    tests = data.get(tests_key)
+    return tests_marker(tests, (tests_key,)) if isinstance(tests, list) else None
+
+
+def tests_marker(tests: list[JSON], prefix: LocPath) -> LocPath | None:
+    for i, test in enumerate(tests):
+        if not isinstance(test, dict):
+            continue
+        for key in _TEST_MARKERS:
+            if key in test:
+                return (*prefix, i, key)
+        execution = test.get("execution")
+        if isinstance(execution, dict) and ("target" in execution or "evaluators" in execution):
+            return (*prefix, i, "execution")
+        for key in ("assertions", "evaluators", "assert"):
+            if _has_grader_marker(test.get(key)):
+                return (*prefix, i, key)
+        if _has_message_marker(test.get("input")):
+            return (*prefix, i, "input")
+        if is_message_list(test.get("expected_output")):
+            return (*prefix, i, "expected_output")
+        rubrics = test.get("rubrics")
+        if isinstance(rubrics, list) and any(isinstance(r, str) for r in rubrics):
+            return (*prefix, i, "rubrics")
+    return None
+
+
+def is_message_list(value: JSON) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(m, dict) and m.get("role") in _ROLES and "content" in m for m in value)
+    )

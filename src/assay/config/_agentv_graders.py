@@ -1,0 +1,328 @@
+"""AgentV grader spellings, rewritten to assay's graders (see docs/migrating-from-agentv.md).
+
+Only shapes whose meaning assay has are rewritten; an AgentV feature assay lacks is a located
+error that says why and what to do, and anything unknown is left for validation to reject.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from assay.config._yaml import LocPath, SourceMap
+from assay.errors import ConfigIssue
+from assay.results import JSON
+
+__all__ = ["GraderRewriter", "canonical_type", "rubric_items"]
+
+_RENAMES: dict[str, dict[str, str]] = {
+    "latency": {"threshold": "max_ms"},
+    "cost": {"budget": "max_usd"},
+    "token-usage": {"max_input": "max_prompt", "max_output": "max_completion"},
+}
+"""AgentV option names with the same meaning under another assay name, per grader type."""
+
+_UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
+    "llm-grader": {
+        "target": "assay judges through the `judge:` settings; give `judge: {model: ...}` here",
+        "max_steps": "assay's llm-grader asks the judge once; agentic judging is not supported",
+        "config": "assay passes no extra configuration to judge prompts",
+        "preprocessors": "assay graders read the target's text output; convert files to text "
+        "in the target",
+    },
+    "code-grader": {
+        "target": "assay gives code graders no LLM proxy; call your model from the grader itself",
+        "config": "assay passes no configuration block to code graders; use `env` instead",
+        "preprocessors": "assay graders read the target's text output; convert files to text "
+        "in the target",
+    },
+    "execution-metrics": {
+        "target_exploration_ratio": "assay does not measure exploration; remove it",
+        "exploration_tolerance": "assay does not measure exploration; remove it",
+    },
+}
+
+_INSENSITIVE = {"icontains-any": "contains-any", "icontains-all": "contains-all"}
+
+
+def canonical_type(kind: str) -> str:
+    """`llm_judge` → `llm-judge`… then AgentV's and assay's deprecated names to canonical."""
+    dashed = kind.replace("_", "-")
+    return {"llm-judge": "llm-grader", "code-judge": "code-grader"}.get(dashed, dashed)
+
+
+def rubric_items(items: JSON, path: LocPath, error: Callable[[LocPath, str], None]) -> JSON:
+    """AgentV rubric criteria (strings, or items with optional `id` and `score_ranges` as a
+    `{low: outcome}` map) as assay rubric items; other shapes are left for validation."""
+    if not isinstance(items, list):
+        return items
+    out: list[JSON] = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            out.append({"id": f"criterion-{i + 1}", "outcome": item})
+            continue
+        if not isinstance(item, dict):
+            out.append(item)
+            continue
+        entry = {"id": f"criterion-{i + 1}", **item}
+        if "outcome" not in entry and isinstance(entry["id"], str) and "score_ranges" in entry:
+            # a score-range item may go without `outcome`: its bands say what is judged
+            entry["outcome"] = entry["id"].replace("_", " ").replace("-", " ")
+        if "operator" in entry:
+            error(
+                (*path, i, "operator"),
+                "rubric operators are not supported by assay; state the check in `outcome`",
+            )
+        bands = entry.get("score_ranges")
+        if isinstance(bands, dict):
+            entry["score_ranges"] = _bands_from_map(bands, (*path, i, "score_ranges"), error)
+        out.append(entry)
+    return out
+
+
+def _bands_from_map(
+    bands: dict[str, JSON], path: LocPath, error: Callable[[LocPath, str], None]
+) -> JSON:
+    """`{0: a, 3: b, 10: c}` → bands [0, 2], [3, 9], [10, 10]: each starts at its key."""
+    lows: list[tuple[int, JSON]] = []
+    for key, outcome in bands.items():
+        try:
+            lows.append((int(key), outcome))
+        except ValueError:
+            error((*path, key), f"score band key '{key}' is not an integer from 0 to 10")
+            return bands
+    lows.sort(key=lambda pair: pair[0])
+    out: list[JSON] = []
+    for n, (low, outcome) in enumerate(lows):
+        high = lows[n + 1][0] - 1 if n + 1 < len(lows) else 10
+        out.append({"score_range": [low, high], "outcome": outcome})
+    return out
+
+
+class GraderRewriter:
+    """Rewrites one assertions list at a time; errors are collected, warnings too."""
+
+    def __init__(self, source: SourceMap) -> None:
+        self.source = source
+        self.warnings: list[ConfigIssue] = []
+        self.errors: list[ConfigIssue] = []
+
+    def error(self, path: LocPath, message: str) -> None:
+        self.errors.append(self.source.issue(path, message))
+
+    def warn(self, path: LocPath, message: str) -> None:
+        self.warnings.append(self.source.issue(path, message))
+
+    def graders(self, specs: JSON, path: LocPath) -> JSON:
+        """An assertions list: plain strings fold into one `rubrics` grader where the first
+        string stood (AgentV reads them as rubric criteria); each mapping is rewritten."""
+        if not isinstance(specs, list):
+            return specs
+        out: list[JSON] = []
+        criteria: list[JSON] = []
+        for i, spec in enumerate(specs):
+            if isinstance(spec, str):
+                if not criteria:
+                    out.append({"type": "rubrics", "rubrics": criteria})
+                    self.source.entries.setdefault(
+                        (*path, len(out) - 1), self.source.locate((*path, i))
+                    )
+                criteria.append({"id": f"criterion-{len(criteria) + 1}", "outcome": spec})
+            else:
+                out.append(self.grader(spec, (*path, i)))
+        return out
+
+    def grader(self, spec: JSON, path: LocPath) -> JSON:
+        if not isinstance(spec, dict):
+            return spec
+        if "include" in spec:
+            self.error(
+                (*path, "include"),
+                "assertion templates (`include`) are not supported by assay; copy the "
+                "assertions into this list",
+            )
+            return spec
+        spec = dict(spec)
+        raw = spec.get("type")
+        if not isinstance(raw, str):
+            return spec
+        kind = spec["type"] = canonical_type(raw)
+        for option, why in _UNSUPPORTED_OPTIONS.get(kind, {}).items():
+            if option in spec:
+                self.error((*path, option), f"AgentV's `{option}` is not supported: {why}")
+        for old, new in _RENAMES.get(kind, {}).items():
+            if old in spec and new not in spec:
+                spec[new] = spec.pop(old)
+                self.source.rename((*path, old), (*path, new))
+        if kind in _INSENSITIVE:
+            spec["type"] = _INSENSITIVE[kind]
+            spec["case_sensitive"] = False
+        handler = {
+            "regex": self._regex_flags,
+            "llm-grader": self._llm_grader,
+            "rubrics": self._rubrics,
+            "code-grader": self._code_grader,
+            "tool-trajectory": self._trajectory,
+            "composite": self._composite,
+        }.get(kind)
+        return spec if handler is None else handler(spec, path)
+
+    def _rubrics(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
+        if "criteria" in spec and "rubrics" not in spec:
+            spec["rubrics"] = rubric_items(spec.pop("criteria"), (*path, "criteria"), self.error)
+            self.source.rename((*path, "criteria"), (*path, "rubrics"))
+        return spec
+
+    def _regex_flags(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
+        flags = spec.pop("flags", None)
+        if flags == "i":
+            spec["case_sensitive"] = False
+        elif flags not in (None, ""):
+            self.error(
+                (*path, "flags"),
+                f"regex flags '{flags}' are not supported; assay supports only 'i' (or write "
+                "(?s) / (?m) inside the pattern)",
+            )
+        return spec
+
+    def _llm_grader(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
+        prompt = spec.get("prompt")
+        if isinstance(prompt, dict):
+            self.error(
+                (*path, "prompt"),
+                "script prompts are not supported by assay; give the prompt text or a file path",
+            )
+        judge: dict[str, JSON] = {}
+        for option in ("model", "temperature"):
+            if option in spec:
+                judge[option] = spec.pop(option)
+        if judge:
+            existing = spec.get("judge")
+            spec["judge"] = {**judge, **existing} if isinstance(existing, dict) else judge
+        if "rubrics" in spec:
+            rubrics = rubric_items(spec.pop("rubrics"), (*path, "rubrics"), self.error)
+            if "prompt" in spec:
+                self.error(
+                    (*path, "rubrics"),
+                    "an llm-grader with both `prompt` and `rubrics` has no assay equivalent; "
+                    "split it into an llm-grader and a `type: rubrics` grader",
+                )
+            spec.pop("type")
+            return {"type": "rubrics", "rubrics": rubrics, **spec}
+        return spec
+
+    def _code_grader(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
+        if "script" in spec:
+            if "command" in spec:
+                self.error((*path, "script"), "give `command` or `script`, not both")
+            else:
+                spec["command"] = spec.pop("script")
+                self.source.rename((*path, "script"), (*path, "command"))
+        cwd = spec.pop("cwd", None)
+        if cwd not in (None, ".", "./"):
+            self.error(
+                (*path, "cwd"),
+                "assay runs code graders in the suite's directory and has no `cwd`; write the "
+                "command's paths relative to the suite file",
+            )
+        return spec
+
+    def _trajectory(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
+        _snake_case(spec)
+        default_match = spec.pop("args_match", None)
+        if default_match is not None and not self._args_match_ok(
+            default_match, (*path, "args_match")
+        ):
+            default_match = None
+        if spec.get("mode") == "any_order":
+            # AgentV's any_order ignores order and allows other calls: assay's superset
+            spec["mode"] = "superset"
+        minimums = spec.pop("minimums", None)
+        expected = spec.get("expected")
+        if isinstance(minimums, dict) and expected is not None:
+            self.error((*path, "minimums"), "give `expected` or `minimums`, not both")
+        elif isinstance(minimums, dict):
+            # at least N calls of a tool: N expected calls, matched in any order
+            spec["expected"] = [
+                {"tool": tool}
+                for tool, count in minimums.items()
+                for _ in range(count if isinstance(count, int) else 0)
+            ]
+        elif isinstance(expected, list):
+            spec["expected"] = [
+                self._expected_call(call, (*path, "expected", i), default_match)
+                for i, call in enumerate(expected)
+            ]
+        return spec
+
+    def _expected_call(self, call: JSON, path: LocPath, default_match: JSON) -> JSON:
+        if not isinstance(call, dict):
+            return call
+        call = dict(call)
+        _snake_case(call)
+        if call.get("args") == "any":
+            call.pop("args")
+            call.pop("args_match", None)
+            return call
+        match = call.get("args_match", default_match)
+        if match is not None and not self._args_match_ok(match, (*path, "args_match")):
+            return call
+        if "args" in call:
+            # AgentV compares only the keys it lists: assay's subset
+            call["args_match"] = match if match is not None else "subset"
+        elif match == "ignore":
+            call["args_match"] = "ignore"
+        return call
+
+    def _args_match_ok(self, match: JSON, path: LocPath) -> bool:
+        if match in ("exact", "subset", "ignore"):
+            return True
+        self.error(
+            path,
+            f"args_match {match!r} is not supported by assay; use exact, subset or ignore",
+        )
+        return False
+
+    def _composite(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
+        for old in ("evaluators", "assert"):
+            if old in spec and "assertions" not in spec:
+                spec["assertions"] = spec.pop(old)
+                self.source.rename((*path, old), (*path, "assertions"))
+        members = spec["assertions"] = self.graders(spec.get("assertions"), (*path, "assertions"))
+        aggregator = spec.get("aggregator")
+        if not isinstance(aggregator, dict):
+            return spec
+        kind = aggregator.get("type")
+        if isinstance(kind, str) and canonical_type(kind) in ("code-grader", "llm-grader"):
+            self.error(
+                (*path, "aggregator", "type"),
+                f"a {kind} aggregator is not supported by assay; use weighted_average, "
+                "minimum, maximum, safety_gate, all_or_nothing or threshold",
+            )
+            return spec
+        weights = aggregator.get("weights")
+        if kind != "weighted_average" or not isinstance(weights, dict):
+            return spec
+        # per-member weights of the aggregator are the members' own `weight` in assay
+        spec["aggregator"] = {k: v for k, v in aggregator.items() if k != "weights"}
+        named = {m.get("name"): m for m in _list(members) if isinstance(m, dict)}
+        for name, weight in weights.items():
+            member = named.get(name)
+            if member is None:
+                known = ", ".join(str(n) for n in named if n) or "none has a name"
+                self.error(
+                    (*path, "aggregator", "weights", name),
+                    f"no member grader is named '{name}'; members: {known}",
+                )
+            else:
+                member["weight"] = weight
+        return spec
+
+
+def _list(value: JSON) -> list[JSON]:
+    return value if isinstance(value, list) else []
+
+
+def _snake_case(mapping: dict[str, JSON]) -> None:
+    for camel, snake in (("argsMatch", "args_match"), ("maxDurationMs", "max_duration_ms")):
+        if camel in mapping and snake not in mapping:
+            mapping[snake] = mapping.pop(camel)

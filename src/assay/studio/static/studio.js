@@ -1,0 +1,459 @@
+/* The studio's pages, drawn from the public JSON API (/api) with the shared views of
+ * assay-view.js. Values reach the page as text nodes only (see assay-view.js). */
+"use strict";
+(function () {
+  var V = window.AssayView;
+  var el = V.el;
+  var body = document.body;
+  var main = document.getElementById("studio");
+  var TOKEN_KEY = "assay-api-token";
+  var NOT_PASSED = ["borderline", "fail", "error"];
+
+  /* ---- the API -------------------------------------------------------------------------- */
+
+  function query(params) {
+    var parts = [];
+    Object.keys(params).forEach(function (key) {
+      var value = params[key];
+      if (value === null || value === undefined || value === "") return;
+      (Array.isArray(value) ? value : [value]).forEach(function (one) {
+        parts.push(encodeURIComponent(key) + "=" + encodeURIComponent(String(one)));
+      });
+    });
+    return parts.length ? "?" + parts.join("&") : "";
+  }
+
+  /* fetch JSON; an error answer rejects with the envelope's message (and .status). */
+  function api(path, options) {
+    options = options || {};
+    var method = options.method || "GET";
+    var headers = { Accept: "application/json" };
+    if (options.body !== undefined) headers["Content-Type"] = "application/json";
+    var token = sessionStorage.getItem(TOKEN_KEY);
+    if (method !== "GET" && token) headers.Authorization = "Bearer " + token;
+    return fetch(path, {
+      method: method, headers: headers, credentials: "same-origin",
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    }).then(function (response) {
+      return response.text().then(function (text) {
+        var data = null;
+        try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
+        if (!response.ok) {
+          var message = data && data.error ? data.error.message : response.status + " " + response.statusText;
+          var error = new Error(message);
+          error.status = response.status;
+          throw error;
+        }
+        return data;
+      });
+    });
+  }
+
+  function enc(value) { return encodeURIComponent(value); }
+  function runHref(id) { return "/runs/" + enc(id); }
+  function caseHref(runId, caseId) { return runHref(runId) + "/cases/" + enc(caseId); }
+  function runLink(id) { return el("a", { href: runHref(id) }, el("code", { text: id })); }
+
+  function failure(error) {
+    return el("div", { class: "error-box", role: "alert", text: error.message || String(error) });
+  }
+
+  function show(nodes) {
+    while (main.firstChild) main.removeChild(main.firstChild);
+    (Array.isArray(nodes) ? nodes : [nodes]).forEach(function (node) { if (node) main.appendChild(node); });
+  }
+
+  function crumbs(parts) {
+    var box = el("p", { class: "crumbs" });
+    parts.forEach(function (part, i) {
+      if (i) box.appendChild(document.createTextNode(" › "));
+      box.appendChild(part[1] ? el("a", { href: part[1], text: part[0] }) : el("span", { text: part[0] }));
+    });
+    return box;
+  }
+
+  function studioConfig() {
+    return api("/api/config").catch(function () { return { threshold: null }; });
+  }
+
+  function belowThreshold(threshold) {
+    return function (item) {
+      return threshold !== null && item.score !== null && item.score < threshold ? "score-below" : "";
+    };
+  }
+
+  /* ---- runs ----------------------------------------------------------------------------- */
+
+  function trendChart(suite, runs, threshold) {
+    var width = 480, height = 150, pad = 28;
+    var ordered = runs.slice().sort(function (a, b) { return a.started_at < b.started_at ? -1 : 1; });
+    var n = ordered.length;
+    function x(i) { return n < 2 ? width / 2 : pad + i * (width - 2 * pad) / (n - 1); }
+    function y(pct) { return height - pad / 2 - (height - pad) * pct / 100; }
+    var chart = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    chart.setAttribute("viewBox", "0 0 " + width + " " + (height + 6));
+    chart.setAttribute("role", "img");
+    chart.setAttribute("aria-label", "trend of " + suite);
+    function svg(tag, attrs, text) {
+      var node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+      Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+      if (text !== undefined) node.textContent = text;
+      chart.appendChild(node);
+      return node;
+    }
+    [0, 50, 100].forEach(function (pct) {
+      svg("line", { x1: pad, x2: width - pad / 2, y1: y(pct), y2: y(pct), stroke: "var(--line)" });
+      svg("text", { x: 2, y: y(pct) + 4 }, pct + "%");
+    });
+    if (threshold !== null)
+      svg("line", { x1: pad, x2: width - pad / 2, y1: y(threshold * 100), y2: y(threshold * 100),
+                    stroke: "var(--borderline)", "stroke-dasharray": "4 3", class: "threshold" });
+    [["cases_pass_rate_pct", "var(--accent)", "pass rate"],
+     ["weighted_metrics_score_pct", "var(--pass)", "score"]].forEach(function (line) {
+      var points = ordered.map(function (run, i) { return x(i) + "," + y(run.summary[line[0]]); });
+      svg("polyline", { points: points.join(" "), fill: "none", stroke: line[1], "stroke-width": 2,
+                        class: "series", "data-series": line[2] });
+      ordered.forEach(function (run, i) {
+        var dot = svg("circle", { cx: x(i), cy: y(run.summary[line[0]]), r: 3, fill: line[1] });
+        var title = document.createElementNS("http://www.w3.org/2000/svg", "title");
+        title.textContent = run.id + ": " + line[2] + " " + V.pct(run.summary[line[0]]);
+        dot.appendChild(title);
+      });
+    });
+    return el("div", { class: "card trend", "data-suite": suite },
+      el("h4", { text: suite }), chart,
+      el("div", { class: "legend muted" },
+        el("span", { text: "— pass rate" }), el("span", { text: "— mean score" }),
+        threshold !== null ? el("span", { text: "- - studio threshold " + V.pct(threshold * 100) }) : null,
+        el("span", { text: n + " run(s)" })));
+  }
+
+  function runsPage() {
+    var state = { suite: new URLSearchParams(window.location.search).get("suite") || "", status: "", page: 1 };
+    var selected = [];
+    var trends = el("div", { class: "trends" });
+    var suiteSelect = el("select", { name: "suite", "aria-label": "suite" }, el("option", { value: "", text: "all suites" }));
+    var statusSelect = el("select", { name: "status", "aria-label": "status" },
+      ["", "completed", "running", "interrupted", "failed"].map(function (s) {
+        return el("option", { value: s, text: s || "any status" });
+      }));
+    var compareButton = el("button", { type: "button", class: "primary", disabled: true, text: "Compare selected" });
+    var tbody = el("tbody");
+    var info = el("span", { class: "muted" });
+    var prev = el("button", { type: "button", text: "← newer" });
+    var next = el("button", { type: "button", text: "older →" });
+    var threshold = null;
+    show([el("h1", { text: "Runs" }), trends,
+          el("div", { class: "toolbar" }, suiteSelect, statusSelect, compareButton,
+             el("span", { class: "muted", text: "select two runs to compare them" })),
+          el("table", { class: "runs" },
+            el("thead", null, el("tr", null, ["", "Run", "Suite", "Target", "Result", "Started", "Cases",
+              "Pass rate", "Score", "Regression", "Duration"].map(function (h, i) {
+                return el("th", { class: i >= 6 && i !== 9 ? "num" : "", text: h });
+              }))), tbody),
+          el("div", { class: "pager" }, prev, next, info)]);
+
+    function drawTrends(runs) {
+      while (trends.firstChild) trends.removeChild(trends.firstChild);
+      var bySuite = {};
+      runs.forEach(function (run) { (bySuite[run.suite] = bySuite[run.suite] || []).push(run); });
+      Object.keys(bySuite).sort().slice(0, 6).forEach(function (suite) {
+        trends.appendChild(trendChart(suite, bySuite[suite], threshold));
+      });
+    }
+
+    function load() {
+      return api("/api/runs" + query({ suite: state.suite, status: state.status, page: state.page, page_size: 25 }))
+        .then(function (page) {
+          while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
+          if (!page.items.length)
+            tbody.appendChild(el("tr", null, el("td", { colspan: 11, class: "empty", text: "no runs stored yet: run `assay run` and refresh" })));
+          page.items.forEach(function (run) {
+            var box = el("input", { type: "checkbox", name: "select", value: run.id, "aria-label": "select " + run.id,
+                                    checked: selected.some(function (r) { return r.id === run.id; }) });
+            box.addEventListener("change", function () {
+              if (box.checked) selected.push(run);
+              else selected = selected.filter(function (r) { return r.id !== run.id; });
+              compareButton.disabled = selected.length !== 2;
+            });
+            var s = run.summary;
+            tbody.appendChild(el("tr", { class: "run-row", "data-run-id": run.id },
+              el("td", null, box), el("td", null, runLink(run.id)), el("td", { text: run.suite }),
+              el("td", { text: run.target }), el("td", null, V.statusBadge(run)),
+              el("td", { class: "muted", text: run.started_at.replace("T", " ").slice(0, 19) }),
+              el("td", { class: "num", text: String(s.total) }),
+              el("td", { class: "num", text: V.pct(s.cases_pass_rate_pct) }),
+              el("td", { class: "num " + (threshold !== null && s.weighted_metrics_score_pct < threshold * 100 ? "score-below" : ""),
+                         text: V.pct(s.weighted_metrics_score_pct) }),
+              el("td", { text: run.regression ? run.regression.status : "—" }),
+              el("td", { class: "num", text: V.duration(run.duration_ms) })));
+          });
+          prev.disabled = state.page <= 1;
+          next.disabled = state.page >= page.pages;
+          info.textContent = page.total + " run(s) · page " + page.page + " of " + Math.max(1, page.pages);
+        }).catch(function (error) { main.appendChild(failure(error)); });
+    }
+
+    function loadTrends() {
+      return api("/api/runs" + query({ suite: state.suite, page_size: 500 })).then(function (page) {
+        drawTrends(page.items.filter(function (run) { return run.status === "completed"; }));
+        if (suiteSelect.options.length === 1) {
+          var suites = {};
+          page.items.forEach(function (run) { suites[run.suite] = true; });
+          if (state.suite) suites[state.suite] = true;
+          Object.keys(suites).sort().forEach(function (suite) {
+            suiteSelect.appendChild(el("option", { value: suite, text: suite, selected: suite === state.suite }));
+          });
+        }
+      });
+    }
+
+    suiteSelect.addEventListener("change", function () { state.suite = suiteSelect.value; state.page = 1; load(); loadTrends(); });
+    statusSelect.addEventListener("change", function () { state.status = statusSelect.value; state.page = 1; load(); });
+    prev.addEventListener("click", function () { state.page--; load(); });
+    next.addEventListener("click", function () { state.page++; load(); });
+    compareButton.addEventListener("click", function () {
+      var pair = selected.slice().sort(function (a, b) { return a.started_at < b.started_at ? -1 : 1; });
+      window.location.href = "/compare" + query({ base: pair[0].id, head: pair[1].id });
+    });
+    studioConfig().then(function (config) {
+      threshold = config.threshold;
+      return Promise.all([loadTrends(), load()]);
+    }).catch(function (error) { main.appendChild(failure(error)); });
+  }
+
+  /* ---- one run -------------------------------------------------------------------------- */
+
+  function apiSource(runId, facets) {
+    return {
+      counts: facets.verdicts,
+      tags: Object.keys(facets.tags).sort(),
+      graders: Object.keys(facets.graders).sort(),
+      query: function (state) {
+        var verdicts = V.VERDICTS.filter(function (v) { return state.verdicts[v]; });
+        if (!verdicts.length) return Promise.resolve({ items: [], total: 0 });
+        var params = { page: state.page + 1, page_size: state.pageSize, sort: state.sort, order: state.dir,
+                       q: state.q, tag: state.tag };
+        if (verdicts.length < V.VERDICTS.length) params.verdict = verdicts;
+        if (state.grader) { params.grader = state.grader; params.grader_verdict = NOT_PASSED; }
+        return api("/api/runs/" + enc(runId) + "/results" + query(params)).then(function (page) {
+          return { items: page.items, total: page.total };
+        });
+      },
+      open: function (item) { return Promise.resolve(item); },
+    };
+  }
+
+  function runPage() {
+    var id = body.dataset.runId;
+    Promise.all([api("/api/runs/" + enc(id)), api("/api/runs/" + enc(id) + "/facets"), studioConfig()])
+      .then(function (answers) {
+        var run = answers[0], facets = answers[1], threshold = answers[2].threshold;
+        var summary = V.summaryCards(run);
+        var live = el("div", { class: "notice live", role: "status" });
+        var links = el("p", { class: "toolbar" });
+        if (run.regression && run.regression.baseline_run_id)
+          links.appendChild(el("a", { href: "/compare" + query({ base: run.regression.baseline_run_id, head: run.id }),
+                                      text: "compare with its baseline" }));
+        links.appendChild(el("a", { href: "/compare" + query({ head: run.id }), text: "compare with another run" }));
+        var table = V.caseTable(apiSource(run.id, facets), {
+          sort: "score", dir: "asc", sortKeys: ["case_id", "score", "duration_ms"],
+          searchLabel: "search case ids", scoreClass: belowThreshold(threshold),
+          caseLink: function (item) {
+            return el("a", { href: caseHref(run.id, item.case_id), text: "open the case page" });
+          },
+        });
+        var header = V.runHeader(run, "h1");
+        show([crumbs([["Runs", "/"], [run.suite, "/" + query({ suite: run.suite })], [run.id, null]])]
+          .concat(header, [run.status === "running" ? live : null, summary, links,
+                           el("h3", { text: "Cases" }), table]));
+        if (run.status !== "running") return;
+        live.textContent = "This run is in progress: results appear as they are stored.";
+        var timer = setInterval(function () {
+          api("/api/runs/" + enc(id)).then(function (fresh) {
+            var cards = V.summaryCards(fresh);
+            summary.parentNode.replaceChild(cards, summary);
+            summary = cards;
+            table.refresh();
+            if (fresh.status !== "running") {
+              clearInterval(timer);
+              live.textContent = "The run finished (" + fresh.status + "). Reload for its final verdict.";
+            }
+          });
+        }, 2000);
+      }).catch(function (error) { show([crumbs([["Runs", "/"], [id, null]]), failure(error)]); });
+  }
+
+  /* ---- one case ------------------------------------------------------------------------- */
+
+  function casePage() {
+    var runId = body.dataset.runId, caseId = body.dataset.caseId;
+    Promise.all([api("/api/runs/" + enc(runId)), api("/api/runs/" + enc(runId) + "/results/" + enc(caseId))])
+      .then(function (answers) {
+        var run = answers[0], item = answers[1];
+        show([crumbs([["Runs", "/"], [run.suite + " " + run.id, runHref(run.id)], [item.case_id, null]]),
+              el("h1", null, "Case ", el("span", { class: "mono", text: item.case_id })),
+              V.casePanel(item)]);
+      }).catch(function (error) {
+        show([crumbs([["Runs", "/"], [runId, runHref(runId)], [caseId, null]]), failure(error)]);
+      });
+  }
+
+  /* ---- compare -------------------------------------------------------------------------- */
+
+  var THRESHOLDS = [
+    ["max_pass_rate_drop", "max pass-rate drop (0–1)"],
+    ["max_avg_score_drop", "max mean-score drop (0–1)"],
+    ["max_latency_increase_pct", "max latency increase (%)"],
+    ["case_score_delta", "case score delta (0–1)"],
+  ];
+
+  function signed(value, digits, suffix) {
+    if (value === null || value === undefined) return "—";
+    return (value > 0 ? "+" : "") + value.toFixed(digits) + (suffix || "");
+  }
+
+  function deltaClass(value) { return value < 0 ? "delta-neg" : value > 0 ? "delta-pos" : ""; }
+
+  function compareResult(doc) {
+    var s = doc.summary;
+    var rows = [
+      ["pass rate", V.pct(s.base_pass_rate * 100), V.pct(s.head_pass_rate * 100), s.pass_rate_delta * 100, " pt"],
+      ["mean score", V.score(s.base_avg_score), V.score(s.head_avg_score), s.avg_score_delta, ""],
+    ];
+    var table = el("table", { class: "compare-summary" },
+      el("thead", null, el("tr", null, ["", "base", "head", "change"].map(function (h) { return el("th", { text: h }); }))),
+      el("tbody", null, rows.map(function (r) {
+        return el("tr", null, el("td", { text: r[0] }), el("td", { class: "num", text: r[1] }),
+          el("td", { class: "num", text: r[2] }),
+          el("td", { class: "num " + deltaClass(r[3]), text: signed(r[3], r[4] ? 1 : 3, r[4]) }));
+      }), el("tr", null, el("td", { text: "mean latency" }), el("td"), el("td"),
+            el("td", { class: "num", text: s.latency_increase_pct === null || s.latency_increase_pct === undefined ? "—" : signed(s.latency_increase_pct, 1, "%") }))));
+    var stats = doc.statistics || {};
+    var ci = stats.mean_delta_ci95;
+    var verdict = el("p", null, el("span", { class: "badge " + (s.regression_detected ? "status-failed" : "status-passed"),
+      text: s.regression_detected ? "REGRESSION" : "NO REGRESSION" }));
+    var reasons = (s.reasons || []).length
+      ? el("ul", { class: "reasons" }, s.reasons.map(function (r) { return el("li", { text: r }); })) : null;
+    var statistics = el("p", { class: "muted" },
+      "mean score change, paired bootstrap 95% interval: " +
+      (ci ? "[" + signed(ci[0], 3) + ", " + signed(ci[1], 3) + "]" : "—") +
+      " · exact McNemar test on pass/fail flips: p = " +
+      (stats.mcnemar_p === null || stats.mcnemar_p === undefined ? "—" : stats.mcnemar_p.toPrecision(3)));
+    var thresholds = el("p", { class: "muted", text: "thresholds: " + Object.keys(doc.thresholds).map(function (k) {
+      return k + " " + doc.thresholds[k]; }).join(", ") });
+    return [el("h2", null, runLink(doc.base), " → ", runLink(doc.head)), verdict, reasons, table, statistics, thresholds,
+            el("h3", { text: "Cases" }), compareCases(doc)];
+  }
+
+  function compareCases(doc) {
+    var statuses = ["regressed", "improved", "new", "removed", "unchanged"];
+    var counts = {};
+    doc.cases.forEach(function (c) { counts[c.status] = (counts[c.status] || 0) + 1; });
+    var state = { status: "changed", page: 0 };
+    var select = el("select", { name: "status", "aria-label": "case status" },
+      el("option", { value: "changed", text: "changed (" + (doc.cases.length - (counts.unchanged || 0)) + ")" }),
+      el("option", { value: "", text: "all (" + doc.cases.length + ")" }),
+      statuses.map(function (st) { return el("option", { value: st, text: st + " (" + (counts[st] || 0) + ")" }); }));
+    var tbody = el("tbody");
+    var info = el("span", { class: "muted" });
+    var prev = el("button", { type: "button", text: "← previous" });
+    var next = el("button", { type: "button", text: "next →" });
+    var size = 50;
+    function draw() {
+      var rows = doc.cases.filter(function (c) {
+        return state.status === "" || (state.status === "changed" ? c.status !== "unchanged" : c.status === state.status);
+      });
+      rows.sort(function (a, b) {  /* largest drops first, then by id */
+        return (a.score_delta || 0) - (b.score_delta || 0) || (a.case_id < b.case_id ? -1 : a.case_id > b.case_id ? 1 : 0);
+      });
+      while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
+      if (!rows.length) tbody.appendChild(el("tr", null, el("td", { colspan: 7, class: "empty", text: "no case matches" })));
+      rows.slice(state.page * size, (state.page + 1) * size).forEach(function (c) {
+        var run = c.status === "removed" ? doc.base : doc.head;
+        tbody.appendChild(el("tr", { class: "compare-row", "data-case-id": c.case_id, "data-status": c.status },
+          el("td", null, el("a", { href: caseHref(run, c.case_id), class: "mono", text: c.case_id })),
+          el("td", { text: c.status }),
+          el("td", null, c.base_verdict ? V.verdictBadge(c.base_verdict) : "—"),
+          el("td", null, c.head_verdict ? V.verdictBadge(c.head_verdict) : "—"),
+          el("td", { class: "num mono", text: V.score(c.base_score) }),
+          el("td", { class: "num mono", text: V.score(c.head_score) }),
+          el("td", { class: "num mono " + deltaClass(c.score_delta || 0), text: signed(c.score_delta, 2) })));
+      });
+      var pages = Math.max(1, Math.ceil(rows.length / size));
+      prev.disabled = state.page <= 0;
+      next.disabled = state.page >= pages - 1;
+      info.textContent = rows.length + " case(s) · page " + (state.page + 1) + " of " + pages;
+    }
+    select.addEventListener("change", function () { state.status = select.value; state.page = 0; draw(); });
+    prev.addEventListener("click", function () { state.page--; draw(); });
+    next.addEventListener("click", function () { state.page++; draw(); });
+    draw();
+    return el("div", null, el("div", { class: "toolbar" }, select),
+      el("table", { class: "compare-cases" },
+        el("thead", null, el("tr", null, ["Case", "Status", "Base", "Head", "Base score", "Head score", "Change"].map(function (h, i) {
+          return el("th", { class: i >= 4 ? "num" : "", text: h }); }))), tbody),
+      el("div", { class: "pager" }, prev, next, info));
+  }
+
+  function comparePage() {
+    var params = new URLSearchParams(window.location.search);
+    var form = el("form", { class: "compare-form", method: "get", action: "/compare" },
+      el("label", null, "base run", el("input", { class: "run", name: "base", value: params.get("base") || "", placeholder: "run id, prefix or baseline", required: true })),
+      el("label", null, "head run", el("input", { class: "run", name: "head", value: params.get("head") || "", placeholder: "run id or prefix", required: true })),
+      THRESHOLDS.map(function (t) {
+        return el("label", null, t[1], el("input", { name: t[0], type: "number", step: "any", min: 0, value: params.get(t[0]) || "" }));
+      }),
+      el("button", { type: "submit", class: "primary", text: "Compare" }));
+    var result = el("div", { class: "compare-result" });
+    show([el("h1", { text: "Compare runs" }), form, result]);
+    if (!params.get("base") || !params.get("head")) return;
+    var request = { base: params.get("base"), head: params.get("head") };
+    THRESHOLDS.forEach(function (t) { if (params.get(t[0])) request[t[0]] = params.get(t[0]); });
+    api("/api/runs/compare" + query(request)).then(function (doc) {
+      compareResult(doc).forEach(function (node) { if (node) result.appendChild(node); });
+    }).catch(function (error) { result.appendChild(failure(error)); });
+  }
+
+  /* ---- settings ------------------------------------------------------------------------- */
+
+  function settingsPage() {
+    var input = el("input", { name: "threshold", type: "number", min: 0, max: 1, step: 0.01, required: true });
+    var token = el("input", { name: "token", type: "password", autocomplete: "off",
+                              placeholder: "only when the server asks for one" });
+    token.value = sessionStorage.getItem(TOKEN_KEY) || "";
+    var status = el("p", { class: "status", role: "status" });
+    var form = el("form", { class: "settings" },
+      el("label", null, "Studio threshold (0–1)", input,
+         el("span", { class: "muted", text: "Scores below it are marked in the studio's tables and charts. Stored as studio.threshold in .assay/config.yaml." })),
+      el("label", null, "API token", token,
+         el("span", { class: "muted", text: "Needed to save when the server listens beyond this machine (ASSAY_API_TOKEN); kept for this browser tab only." })),
+      el("div", null, el("button", { type: "submit", class: "primary", text: "Save" })), status);
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      if (token.value) sessionStorage.setItem(TOKEN_KEY, token.value);
+      else sessionStorage.removeItem(TOKEN_KEY);
+      status.className = "status";
+      status.textContent = "saving…";
+      api("/api/config", { method: "PUT", body: { threshold: Number(input.value) } }).then(function (saved) {
+        input.value = saved.threshold;
+        status.className = "status saved";
+        status.textContent = "Saved: the studio threshold is " + saved.threshold + ".";
+      }).catch(function (error) {
+        status.className = "status bad";
+        status.textContent = error.status === 401 || error.status === 403
+          ? "Not saved: " + error.message + " Enter the server's API token above."
+          : "Not saved: " + error.message;
+      });
+    });
+    show([el("h1", { text: "Settings" }), form]);
+    api("/api/config").then(function (config) { input.value = config.threshold; })
+      .catch(function (error) { main.appendChild(failure(error)); });
+  }
+
+  var PAGES = { runs: runsPage, run: runPage, case: casePage, compare: comparePage, settings: settingsPage };
+  var nav = { runs: "runs", run: "runs", case: "runs", compare: "compare", settings: "settings" }[body.dataset.page];
+  var active = document.querySelector('nav.top a[data-nav="' + nav + '"]');
+  if (active) active.classList.add("active");
+  PAGES[body.dataset.page]();
+})();

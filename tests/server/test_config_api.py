@@ -1,0 +1,90 @@
+"""`/api/config` and the studio config file: `studio.threshold`, the deprecated fallback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from fastapi.testclient import TestClient
+
+from assay.config import StudioConfig, load_studio_config, studio_config_path
+from assay.errors import ConfigError
+from tests.server.conftest import assert_error
+
+
+def test_defaults_without_a_file(client: TestClient, config_path: Path) -> None:
+    assert client.get("/api/config").json() == {"threshold": 0.8}
+    assert not config_path.exists()
+
+
+def test_the_deprecated_key_is_read_and_replaced_on_write(
+    client: TestClient, config_path: Path
+) -> None:
+    config_path.parent.mkdir(parents=True)
+    config_path.write_text(
+        "# kept? no: comments are not\nother: {keep: 1}\nstudio:\n  pass_threshold: 0.65\n"
+        "  theme: dark\n",
+        encoding="utf-8",
+    )
+    assert client.get("/api/config").json() == {"threshold": 0.65}
+    response = client.put("/api/config", json={"threshold": 0.7})
+    assert response.json() == {"threshold": 0.7}
+    assert yaml.safe_load(config_path.read_text(encoding="utf-8")) == {
+        "other": {"keep": 1},
+        "studio": {"theme": "dark", "threshold": 0.7},
+    }
+    assert client.get("/api/config").json() == {"threshold": 0.7}
+
+
+def test_threshold_wins_over_the_deprecated_key(config_path: Path) -> None:
+    config_path.parent.mkdir(parents=True)
+    config_path.write_text("studio: {threshold: 0.9, pass_threshold: 0.1}\n", encoding="utf-8")
+    assert load_studio_config(config_path) == StudioConfig(threshold=0.9)
+
+
+@pytest.mark.parametrize(
+    "body", [{"threshold": 1.5}, {"threshold": -0.1}, {"threshold": "x"}, {"treshold": 0.5}, {}]
+)
+def test_invalid_settings_are_refused(client: TestClient, config_path: Path, body: object) -> None:
+    if body == {}:
+        # Every field has a default: an empty object resets to the defaults.
+        assert client.put("/api/config", json=body).json() == {"threshold": 0.8}
+        return
+    assert_error(client.put("/api/config", json=body), 422, "validation_error")
+    assert not config_path.exists()
+
+
+def test_a_suggestion_for_a_misspelt_key(client: TestClient) -> None:
+    error = assert_error(client.put("/api/config", json={"treshold": 0.5}), 422, "validation_error")
+    assert "Did you mean 'threshold'?" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("studio: [\n", "not valid YAML"),
+        ("- a\n", "must be a mapping"),
+        ("studio: 3\n", "studio: must be a mapping"),
+        ("studio: {threshold: 2}\n", "studio.threshold: Input should be less than or equal to 1"),
+    ],
+)
+def test_a_broken_file_is_a_config_error_and_is_not_overwritten(
+    client: TestClient, config_path: Path, text: str, message: str
+) -> None:
+    config_path.parent.mkdir(parents=True)
+    config_path.write_text(text, encoding="utf-8")
+    assert_error(client.get("/api/config"), 500, "config_error", message)
+    if "threshold" not in text and "3" not in text:
+        assert_error(client.put("/api/config", json={"threshold": 0.5}), 500, "config_error")
+        assert config_path.read_text(encoding="utf-8") == text
+    with pytest.raises(ConfigError):
+        load_studio_config(config_path)
+
+
+def test_the_file_is_in_the_project_directory(tmp_path: Path) -> None:
+    assert studio_config_path(tmp_path) == tmp_path / ".assay" / "config.yaml"
+    (tmp_path / "assay.yaml").write_text("store: runs.db\n", encoding="utf-8")
+    nested = tmp_path / "evals" / "deep"
+    nested.mkdir(parents=True)
+    assert studio_config_path(nested) == tmp_path / ".assay" / "config.yaml"

@@ -1,0 +1,160 @@
+"""Paged, sorted and filtered reads (the API's queries) on SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, select, text
+
+from assay.errors import UsageError
+from assay.results import CaseResult, GraderResult, RunResult
+from assay.store import ConflictError, NotFoundError, ResultFilter, SQLStore, open_store
+from assay.store._tables import case_tags
+
+MakeRun = Callable[..., RunResult]
+
+SCORES = [0.5, None, 0.9, 0.5, 0.1, None, 0.7]
+
+
+def _case(i: int, score: float | None) -> CaseResult:
+    verdict = "error" if score is None else ("pass" if score >= 0.8 else "fail")
+    return CaseResult.model_validate(
+        {
+            "case_id": f"Case-{i}",
+            "score": score,
+            "verdict": verdict,
+            "threshold": 0.8,
+            "duration_ms": float((i * 3) % 7),
+            "tags": ["even"] * (i % 2 == 0) + ["all", "all"],
+            "grader_results": [
+                GraderResult(name="g", type="contains", score=score, verdict=verdict)
+            ]
+            if score is not None
+            else [],
+        }
+    )
+
+
+@pytest.fixture
+def seeded(store: SQLStore, make_run: MakeRun) -> SQLStore:
+    store.create_run(make_run("run-pages"), {})
+    store.add_case_results("run-pages", [_case(i, s) for i, s in enumerate(SCORES)])
+    return store
+
+
+def _ids(store: SQLStore, **kwargs: object) -> list[str]:
+    page = store.page_case_results("run-pages", **kwargs)  # type: ignore[arg-type]
+    return [json.loads(item)["case_id"] for item in page.items]
+
+
+def test_pages_in_stored_order_with_the_total(seeded: SQLStore) -> None:
+    page = seeded.page_case_results("run-pages", offset=2, limit=3)
+    assert page.total == 7
+    assert [CaseResult.model_validate_json(i).case_id for i in page.items] == [
+        "Case-2",
+        "Case-3",
+        "Case-4",
+    ]
+    assert seeded.page_case_results("run-pages", offset=7).items == []
+    assert _ids(seeded, descending=True, limit=2) == ["Case-6", "Case-5"]
+
+
+def test_sorting_puts_missing_scores_lowest_and_breaks_ties_in_stored_order(
+    seeded: SQLStore,
+) -> None:
+    ascending = ["Case-1", "Case-5", "Case-4", "Case-0", "Case-3", "Case-6", "Case-2"]
+    assert _ids(seeded, sort="score") == ascending
+    assert _ids(seeded, sort="score", descending=True) == ascending[::-1]
+    pages = [_ids(seeded, sort="score", offset=o, limit=2) for o in range(0, 7, 2)]
+    assert [case for page in pages for case in page] == ascending
+    durations = sorted(range(7), key=lambda i: ((i * 3) % 7, i))
+    assert _ids(seeded, sort="duration_ms") == [f"Case-{i}" for i in durations]
+    assert _ids(seeded, sort="case_id", descending=True) == [f"Case-{i}" for i in range(6, -1, -1)]
+
+
+def test_filters(seeded: SQLStore) -> None:
+    assert _ids(seeded, where=ResultFilter(verdicts=("error",))) == ["Case-1", "Case-5"]
+    assert _ids(seeded, where=ResultFilter(tag="even")) == ["Case-0", "Case-2", "Case-4", "Case-6"]
+    assert len(_ids(seeded, where=ResultFilter(tag="all"))) == 7
+    assert _ids(seeded, where=ResultFilter(grader="g", grader_verdicts=("pass",))) == ["Case-2"]
+    assert len(_ids(seeded, where=ResultFilter(grader="g"))) == 5
+    assert _ids(seeded, where=ResultFilter(grader="nope")) == []
+    assert _ids(seeded, where=ResultFilter(q="case-6")) == ["Case-6"]
+    assert _ids(seeded, where=ResultFilter(q="%")) == []
+    both = seeded.page_case_results(
+        "run-pages", where=ResultFilter(tag="even", verdicts=("fail",)), sort="score"
+    )
+    assert both.total == 3
+    assert [json.loads(i)["case_id"] for i in both.items] == ["Case-4", "Case-0", "Case-6"]
+
+
+def test_one_case_facets_and_unknown_names(seeded: SQLStore) -> None:
+    assert seeded.get_case_result("run-p", "Case-3") == _case(3, 0.5)
+    with pytest.raises(NotFoundError, match="has no result for case 'nope'"):
+        seeded.get_case_result("run-pages", "nope")
+    with pytest.raises(NotFoundError, match="not found"):
+        seeded.page_case_results("nope-0000")
+    with pytest.raises(UsageError, match="limit >= 1"):
+        seeded.page_case_results("run-pages", limit=0)
+    facets = seeded.get_run_facets("run-pages")
+    assert facets.verdicts == {"error": 2, "fail": 4, "pass": 1}
+    assert facets.tags == {"all": 7, "even": 4}
+    assert facets.graders == {"g": {"fail": 4, "pass": 1}}
+    assert [json.loads(c)["case_id"] for c in seeded.iter_case_results_json("run-pages")] == [
+        f"Case-{i}" for i in range(7)
+    ]
+
+
+def test_runs_count_and_offset(store: SQLStore, make_run: MakeRun) -> None:
+    for day in range(1, 6):
+        store.create_run(
+            make_run(f"run-{day}", suite="a" if day % 2 else "b", started_at=f"2025-01-0{day}"), {}
+        )
+    assert store.count_runs() == 5
+    assert store.count_runs(suite="a") == 3
+    assert store.count_runs(since="2025-01-02", until="2025-01-04") == 2
+    assert [r.id for r in store.list_runs(limit=2, offset=1)] == ["run-4", "run-3"]
+    assert [r.id for r in store.list_runs(suite="a", limit=5, offset=2)] == ["run-1"]
+    with pytest.raises(UsageError, match="offset must be at least 0"):
+        store.list_runs(offset=-1)
+
+
+def test_the_store_says_not_found_and_conflict_apart(seeded: SQLStore, make_run: MakeRun) -> None:
+    with pytest.raises(ConflictError, match="already exists"):
+        seeded.create_run(make_run("run-pages"), {})
+    with pytest.raises(ConflictError, match="only a completed run"):
+        seeded.pin_baseline("run-pages", pinned_at="2025-01-01")
+    with pytest.raises(NotFoundError):
+        seeded.unpin_baseline("support-bot")
+    with pytest.raises(NotFoundError):
+        seeded.get_run("zz")
+
+
+def test_deleting_a_run_deletes_its_tags(seeded: SQLStore) -> None:
+    seeded.delete_run("run-pages")
+    with seeded.engine.connect() as conn:
+        assert conn.execute(select(case_tags)).all() == []
+
+
+def test_tags_of_runs_stored_before_revision_0003_are_backfilled(
+    db_path: Path, make_run: MakeRun
+) -> None:
+    with open_store(db_path) as store:
+        assert isinstance(store, SQLStore)
+        store.create_run(make_run("old-run"), {})
+        store.add_case_results("old-run", [_case(0, 0.5), _case(1, 0.9)])
+    engine = create_engine(f"sqlite:///{db_path}")
+    with engine.begin() as conn:  # as assay before 0003 left it
+        conn.execute(text("DROP TABLE case_tags"))
+        for index in ("score_seq", "duration_ms_seq", "verdict_seq"):
+            conn.execute(text(f"DROP INDEX ix_case_results_run_id_{index}"))
+        conn.execute(text("UPDATE alembic_version SET version_num = '0002'"))
+    engine.dispose()
+    with open_store(db_path) as store:
+        assert isinstance(store, SQLStore)
+        assert store.get_run_facets("old-run").tags == {"all": 2, "even": 1}
+        page = store.page_case_results("old-run", where=ResultFilter(tag="even"))
+        assert [json.loads(i)["case_id"] for i in page.items] == ["Case-0"]
