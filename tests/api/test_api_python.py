@@ -516,6 +516,26 @@ def test_the_api_and_the_cli_give_the_same_run_document(
     }[threshold]
 
 
+@pytest.mark.parametrize(
+    ("borderline", "verdicts"),
+    [
+        ("off", ["pass", "fail", "fail", "fail"]),
+        ("0.0", ["pass", "borderline", "borderline", "borderline"]),
+    ],
+)
+def test_borderline_is_the_same_from_the_api_and_the_cli(
+    tmp_path: Path, borderline: str, verdicts: list[str]
+) -> None:
+    suite = write(tmp_path / "evals" / "parity.eval.yaml", PARITY_SUITE)
+    done = run_cli("run", str(suite), "--json", "--borderline", borderline, cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    cli = json.loads(done.stdout)
+    bound = borderline if borderline == "off" else float(borderline)
+    api = assay.evaluate(suite, config=EvalConfig(borderline=bound, store=False))
+    assert _stable(cli) == _stable(api.model_dump(mode="json"))
+    assert [r["verdict"] for r in cli["results"]] == verdicts
+
+
 # -- the package face ---------------------------------------------------------------------------
 
 

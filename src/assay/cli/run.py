@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -23,6 +23,13 @@ __all__ = ["command"]
     "--threshold",
     type=click.FloatRange(0.0, 1.0),
     help="Case pass threshold (0–1); wins over every config file and every test.",
+)
+@click.option(
+    "--borderline",
+    callback=lambda ctx, param, value: _borderline(value),
+    metavar="BOUND|off",
+    help="Lower bound (0–1) of the borderline band, or `off`; wins over every config file and "
+    "every test, like --threshold.",
 )
 @click.option("--concurrency", type=click.IntRange(1, 4096), help="Target calls run at once.")
 @click.option(
@@ -79,6 +86,7 @@ __all__ = ["command"]
 def command(
     paths: tuple[str, ...],
     threshold: float | None,
+    borderline: float | Literal["off"] | None,
     concurrency: int | None,
     targets: tuple[str, ...],
     repeat: int | None,
@@ -122,6 +130,11 @@ def command(
         raise UsageError(
             "--resume RUN_ID takes no --baseline: a resumed run keeps the baseline it started with"
         )
+    if isinstance(borderline, float) and threshold is not None and borderline > threshold:
+        raise UsageError(
+            f"--borderline {borderline} is above --threshold {threshold}: the borderline band "
+            "lies below the pass threshold"
+        )
     report_requests = parse_reports(reports)
     project = load_project()
     print_warnings(project.warnings)
@@ -130,6 +143,7 @@ def command(
         print_warnings(loaded.warnings)
     base = RunOptions(
         threshold=threshold,
+        borderline=borderline,
         concurrency=concurrency,
         repeat=repeat,
         tags=tags,
@@ -189,3 +203,18 @@ def _report(
         breakdown = store.iter_case_results(run.id) if verbose else None
         render_run(out, run, store.iter_case_results(run.id, verdicts=listed), breakdown=breakdown)
         out.print(f"  stored in {store.describe()}", style="dim")
+
+
+def _borderline(value: str | None) -> float | Literal["off"] | None:
+    """`--borderline`: a bound from 0 to 1, or `off` (no borderline band)."""
+    if value is None:
+        return None
+    if value == "off":
+        return "off"
+    try:
+        bound = float(value)
+    except ValueError:
+        bound = -1.0
+    if not 0.0 <= bound <= 1.0:
+        raise click.BadParameter(f"give a number from 0 to 1, or off (got {value!r})")
+    return bound
