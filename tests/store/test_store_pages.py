@@ -151,6 +151,15 @@ def test_tags_of_runs_stored_before_revision_0003_are_backfilled(
         conn.execute(text("DROP TABLE case_tags"))
         for index in ("score_seq", "duration_ms_seq", "verdict_seq"):
             conn.execute(text(f"DROP INDEX ix_case_results_run_id_{index}"))
+        conn.execute(  # and before 0004
+            text("DROP INDEX ix_grader_results_run_id_name_verdict_sample_index_case_id")
+        )
+        conn.execute(
+            text(
+                "CREATE INDEX ix_grader_results_run_id_name_verdict "
+                "ON grader_results (run_id, name, verdict)"
+            )
+        )
         conn.execute(text("UPDATE alembic_version SET version_num = '0002'"))
     engine.dispose()
     with open_store(db_path) as store:
@@ -158,3 +167,10 @@ def test_tags_of_runs_stored_before_revision_0003_are_backfilled(
         assert store.get_run_facets("old-run").tags == {"all": 2, "even": 1}
         page = store.page_case_results("old-run", where=ResultFilter(tag="even"))
         assert [json.loads(i)["case_id"] for i in page.items] == ["Case-0"]
+    with engine.connect() as conn:  # 0004 replaced the grader index with its covering form
+        indexes = {
+            row[1] for row in conn.execute(text("PRAGMA index_list('grader_results')")).all()
+        }
+    engine.dispose()
+    assert "ix_grader_results_run_id_name_verdict_sample_index_case_id" in indexes
+    assert "ix_grader_results_run_id_name_verdict" not in indexes

@@ -16,7 +16,7 @@ from assay.errors import UsageError
 
 __all__ = ["HEAD_REVISION", "current_revision", "migrate"]
 
-HEAD_REVISION = "0003"
+HEAD_REVISION = "0004"
 """The newest migration; a test checks it is the head of `migrations/versions`."""
 
 _FIRST_REVISION = "0001"

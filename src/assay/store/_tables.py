@@ -164,7 +164,7 @@ grader_results = Table(
     Column("required", Boolean, nullable=False),
     Column("judge_model", Text, nullable=True),
     PrimaryKeyConstraint("run_id", "case_id", "sample_index", "position"),
-    Index(None, "run_id", "name", "verdict"),
+    Index(None, "run_id", "name", "verdict", "sample_index", "case_id"),  # covering (0004)
 )
 """One row per top-level grader result, so results can be filtered by grader and verdict in SQL.
 
