@@ -84,13 +84,12 @@ def command(
     from assay.report import render_comparison
     from assay.store import open_store
 
-    overrides = {
-        "max_pass_rate_drop": max_pass_rate_drop,
-        "max_avg_score_drop": max_avg_score_drop,
-        "max_latency_increase_pct": max_latency_increase_pct,
-        "case_score_delta": case_score_delta,
-    }
-    thresholds = CompareThresholds(**{k: v for k, v in overrides.items() if v is not None})
+    thresholds = CompareThresholds.overriding(
+        max_pass_rate_drop=max_pass_rate_drop,
+        max_avg_score_drop=max_avg_score_drop,
+        max_latency_increase_pct=max_latency_increase_pct,
+        case_score_delta=case_score_delta,
+    )
     # Two export files compare without a store: CI artifacts need no database.
     both_files = is_file_ref(base) and is_file_ref(head)
     store = None if both_files else open_store(db, fallback=project_store())

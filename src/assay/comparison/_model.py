@@ -54,6 +54,12 @@ class CompareThresholds(StrictModel):
     """Per case, when pass/not-pass did not flip: a score change larger than this makes the
     case regressed or improved; a smaller one leaves it unchanged."""
 
+    @classmethod
+    def overriding(cls, **given: float | None) -> CompareThresholds:
+        """The defaults with the thresholds a caller gave (CLI flags, query parameters);
+        a None leaves its default."""
+        return cls(**{name: value for name, value in given.items() if value is not None})
+
 
 class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")

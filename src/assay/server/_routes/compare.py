@@ -51,13 +51,12 @@ def compare_runs(
 
     Thresholds left out take their SPEC §6 defaults; the document says which were in force.
     """
-    overrides = {
-        "max_pass_rate_drop": max_pass_rate_drop,
-        "max_avg_score_drop": max_avg_score_drop,
-        "max_latency_increase_pct": max_latency_increase_pct,
-        "case_score_delta": case_score_delta,
-    }
-    thresholds = CompareThresholds(**{k: v for k, v in overrides.items() if v is not None})
+    thresholds = CompareThresholds.overriding(
+        max_pass_rate_drop=max_pass_rate_drop,
+        max_avg_score_drop=max_avg_score_drop,
+        max_latency_increase_pct=max_latency_increase_pct,
+        case_score_delta=case_score_delta,
+    )
     result, _, _ = compare_stored(
         store,
         base,
