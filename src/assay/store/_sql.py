@@ -20,6 +20,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Row,
+    Table,
     delete,
     func,
     insert,
@@ -665,78 +666,113 @@ def _insert_cases(
     conn: Connection, run_id: str, first_seq: int, results: Sequence[CaseResult]
 ) -> None:
     """Insert case results and their queryable rows, one statement per table."""
-    cases: list[dict[str, JSON]] = []
-    sample_rows: list[dict[str, JSON]] = []
-    grader_rows: list[dict[str, JSON]] = []
-    outcome_rows: list[dict[str, JSON]] = []
-    tag_rows: list[dict[str, JSON]] = []
+    cases: list[tuple[Any, ...]] = []
+    sample_rows: list[tuple[Any, ...]] = []
+    grader_rows: list[tuple[Any, ...]] = []
+    outcome_rows: list[tuple[Any, ...]] = []
+    tag_rows: list[tuple[Any, ...]] = []
     for seq, result in enumerate(results, first_seq):
         case_id = result.case_id
         # A set: the key allows a tag once per case, and a hand-written result may repeat one.
-        for tag in sorted(set(result.tags)):
-            tag_rows.append({"run_id": run_id, "case_id": case_id, "tag": tag})
+        tag_rows.extend((run_id, case_id, tag) for tag in sorted(set(result.tags)))
         cases.append(
-            {
-                "run_id": run_id,
-                "seq": seq,
-                "case_id": case_id,
-                "verdict": result.verdict,
-                "score": result.score,
-                "duration_ms": result.duration_ms,
-                "data": result.model_dump_json(),
-            }
+            (
+                run_id,
+                seq,
+                case_id,
+                result.verdict,
+                result.score,
+                result.duration_ms,
+                result.model_dump_json(),
+            )
         )
         parts: list[tuple[int, Any]] = [(CASE_LEVEL, result)]
         for sample in result.samples:
             sample_rows.append(
-                {
-                    "run_id": run_id,
-                    "case_id": case_id,
-                    "sample_index": sample.index,
-                    "verdict": sample.verdict,
-                    "score": sample.score,
-                    "duration_ms": sample.duration_ms,
-                }
+                (run_id, case_id, sample.index, sample.verdict, sample.score, sample.duration_ms)
             )
             parts.append((sample.index, sample))
         for index, part in parts:
-            for position, grader in enumerate(part.grader_results):
-                grader_rows.append(
-                    {
-                        "run_id": run_id,
-                        "case_id": case_id,
-                        "sample_index": index,
-                        "position": position,
-                        "name": grader.name,
-                        "type": grader.type,
-                        "verdict": grader.verdict,
-                        "score": grader.score,
-                        "weight": grader.weight,
-                        "required": grader.required,
-                        "judge_model": grader.judge_model,
-                    }
+            grader_rows.extend(
+                (
+                    run_id,
+                    case_id,
+                    index,
+                    position,
+                    grader.name,
+                    grader.type,
+                    grader.verdict,
+                    grader.score,
+                    grader.weight,
+                    grader.required,
+                    grader.judge_model,
                 )
-            for position, outcome in enumerate(part.expected_outcome_results):
-                outcome_rows.append(
-                    {
-                        "run_id": run_id,
-                        "case_id": case_id,
-                        "sample_index": index,
-                        "position": position,
-                        "outcome": outcome.outcome,
-                        "passed": outcome.passed,
-                        "justification": outcome.justification,
-                    }
+                for position, grader in enumerate(part.grader_results)
+            )
+            outcome_rows.extend(
+                (
+                    run_id,
+                    case_id,
+                    index,
+                    position,
+                    outcome.outcome,
+                    outcome.passed,
+                    outcome.justification,
                 )
-    conn.execute(insert(case_results), cases)
-    for table, rows in (
-        (samples, sample_rows),
-        (grader_results, grader_rows),
-        (expected_outcome_results, outcome_rows),
-        (case_tags, tag_rows),
+                for position, outcome in enumerate(part.expected_outcome_results)
+            )
+    for table, columns, rows in (
+        (case_results, _CASE_COLUMNS, cases),
+        (samples, _SAMPLE_COLUMNS, sample_rows),
+        (grader_results, _GRADER_COLUMNS, grader_rows),
+        (expected_outcome_results, _OUTCOME_COLUMNS, outcome_rows),
+        (case_tags, _TAG_COLUMNS, tag_rows),
     ):
         if rows:
-            conn.execute(insert(table), rows)
+            _insert_many(conn, table, columns, rows)
+
+
+_CASE_COLUMNS = ("run_id", "seq", "case_id", "verdict", "score", "duration_ms", "data")
+_SAMPLE_COLUMNS = ("run_id", "case_id", "sample_index", "verdict", "score", "duration_ms")
+_GRADER_COLUMNS = (
+    "run_id",
+    "case_id",
+    "sample_index",
+    "position",
+    "name",
+    "type",
+    "verdict",
+    "score",
+    "weight",
+    "required",
+    "judge_model",
+)
+_OUTCOME_COLUMNS = (
+    "run_id",
+    "case_id",
+    "sample_index",
+    "position",
+    "outcome",
+    "passed",
+    "justification",
+)
+_TAG_COLUMNS = ("run_id", "case_id", "tag")
+
+
+def _insert_many(
+    conn: Connection, table: Table, columns: tuple[str, ...], rows: list[tuple[Any, ...]]
+) -> None:
+    """One `executemany` of positional rows, straight to the driver.
+
+    SQLAlchemy's per-row parameter processing cost more than the database's own work on the
+    run's hottest path (a few rows per graded case); the columns here are plain values the
+    drivers adapt themselves (text, numbers, booleans, NULL)."""
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    sql = (
+        f"INSERT INTO {table.name} ({', '.join(columns)}) "  # noqa: S608 -- fixed identifiers
+        f"VALUES ({', '.join([mark] * len(columns))})"
+    )
+    conn.exec_driver_sql(sql, rows)
 
 
 def _run_from_row(row: Row[Any]) -> RunResult:
