@@ -27,6 +27,8 @@ demo: $(VENV)/.installed
 	@echo "  $(BIN)/assay run examples/quickstart --threshold 0.9   # stricter: watch verdicts change"
 	@echo "  $(BIN)/assay run examples/quickstart --json            # the machine-readable result"
 	@echo "  $(BIN)/assay validate examples/quickstart              # check a suite without running it"
+	@echo "  $(BIN)/assay report latest --format html -o report.html # a report to open in a browser"
+	@echo "  $(BIN)/assay serve                                     # the studio: http://127.0.0.1:8321"
 	@echo "  then edit examples/quickstart/support.eval.yaml and run it again."
 
 lint: $(VENV)/.installed-dev

@@ -102,6 +102,9 @@ def test_report_renders_stored_runs_the_same(reported: tuple[Path, list[str]]) -
     single = assay("report", alpha, "--format", "json", cwd=directory, env=env)
     show = assay("runs", "show", alpha, "--json", cwd=directory, env=env)
     assert single.stdout == show.stdout
+    # `latest` and `latest~N` name runs as in `assay compare` (beta ran last).
+    named = assay("report", "latest~1", "latest", "--format", "json", cwd=directory, env=env)
+    assert [d["id"] for d in json.loads(named.stdout)] == [alpha, beta]
 
 
 def test_report_writes_a_file_with_o(reported: tuple[Path, list[str]]) -> None:

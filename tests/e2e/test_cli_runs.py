@@ -59,6 +59,8 @@ def test_show_accepts_a_prefix_and_prints_the_run_result(stored: tuple[Path, lis
     assert terminal.returncode == 0 and "alpha" in terminal.stdout
     unknown = assay("runs", "show", "nope", cwd=directory)
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+    latest = assay("runs", "show", "latest~1", "--json", cwd=directory)
+    assert json.loads(latest.stdout)["id"] == alpha
 
 
 def test_export_then_import_round_trips_exactly(

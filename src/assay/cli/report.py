@@ -33,20 +33,21 @@ __all__ = ["command"]
 )
 @click.option("--db", help="The run store (a SQLite path or database URL).")
 def command(run_ids: tuple[str, ...], fmt: str, output: str | None, db: str | None) -> None:
-    """Render stored runs (ids or unique prefixes) as a report.
+    """Render stored runs (ids, unique prefixes, `latest` or `latest~N`) as a report.
 
     Several runs make one report: Markdown sections one after another, one JUnit document
     with a <testsuite> per run, a JSON list, one HTML page with a section per run. In GitHub
     Actions ($GITHUB_STEP_SUMMARY set) the Markdown is also appended to the job summary. The
     exit code is 0 whatever the runs' verdicts: gate on `assay run`'s.
     """
+    from assay.api import resolve_run_ref
     from assay.cli._reports import append_step_summary, check_format, os_reason, write_report
     from assay.cli._reports import write_report_file as write_file
     from assay.errors import UsageError
 
     check_format(fmt, "--format")
     with _open(db) as store:
-        runs = [store.get_run(run_id) for run_id in run_ids]
+        runs = [store.get_run(resolve_run_ref(store, run_id)) for run_id in run_ids]
         if output is None:
             write_report(sys.stdout, fmt, runs, store)
         else:

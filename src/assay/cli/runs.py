@@ -93,12 +93,13 @@ def list_command(
 )
 @db_option
 def show_command(run_id: str, as_json: bool, verbose: bool, db: str | None) -> None:
-    """Show one run (an id or a unique prefix of one)."""
+    """Show one run (an id, a unique prefix of one, `latest` or `latest~N`)."""
+    from assay.api import resolve_run_ref
     from assay.cli._output import stdout_console
     from assay.report import listed_verdicts, render_json, render_run
 
     with open_cli_store(db) as store:
-        run = store.get_run(run_id)
+        run = store.get_run(resolve_run_ref(store, run_id))
         if as_json:
             full = run.model_copy(update={"results": list(store.iter_case_results(run.id))})
             click.echo(render_json(full))
