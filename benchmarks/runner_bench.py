@@ -1,9 +1,12 @@
 """Runner benchmark: `assay run` (the whole process) against the local OpenAI-protocol server.
 
-Reports wall time against the floor N·latency/c, and peak RSS. Usage:
+Reports wall time against the floor N·latency/c, and peak RSS. With `--judge`, every case is
+also graded by an `llm-grader` whose judge is the same server (scripted judge mode): one judge
+call per case, after its target call, so the floor is N·2·latency/c. Usage:
 
     .venv/bin/python benchmarks/runner_bench.py                 # the issue #3 targets
     .venv/bin/python benchmarks/runner_bench.py --cases 1000 --latency-ms 50 --concurrency 32
+    .venv/bin/python benchmarks/runner_bench.py --cases 5000 --concurrency 64 --judge
 """
 
 from __future__ import annotations
@@ -26,14 +29,17 @@ class Result:
     concurrency: int
     wall_s: float
     peak_rss_mb: float
+    judged: bool = False
 
     @property
     def floor_s(self) -> float:
-        return self.cases * self.latency_ms / 1000.0 / self.concurrency
+        calls = 2 if self.judged else 1  # the judge call waits for the target's reply
+        return self.cases * calls * self.latency_ms / 1000.0 / self.concurrency
 
 
-def start_server(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
+def start_server(latency_ms: float, *, judge: bool = False) -> tuple[subprocess.Popen[str], str]:
     """The fake OpenAI server in its own process, so it does not share the runner's CPU time."""
+    judging = ["--judge", json.dumps({"score": 0.9, "reasoning": "ok"})] if judge else []
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -43,6 +49,7 @@ def start_server(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
             "0",
             "--latency-ms",
             str(latency_ms),
+            *judging,
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -55,16 +62,17 @@ def start_server(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
     return proc, base_url
 
 
-def write_suite(directory: Path, base_url: str, cases: int, concurrency: int) -> Path:
+def write_suite(
+    directory: Path, base_url: str, cases: int, concurrency: int, *, judge: bool = False
+) -> Path:
     with (directory / "cases.jsonl").open("w") as handle:
         for i in range(cases):
-            case = {
-                "id": f"c{i}",
-                "input": f"question {i}",
-                "assertions": [{"type": "contains", "value": f"question {i}"}],
-            }
+            assertions: list[dict[str, object]] = [{"type": "contains", "value": f"question {i}"}]
+            if judge:
+                assertions.append({"type": "llm-grader", "prompt": "The reply answers."})
+            case = {"id": f"c{i}", "input": f"question {i}", "assertions": assertions}
             handle.write(json.dumps(case) + "\n")
-    suite = {
+    suite: dict[str, object] = {
         "name": "bench",
         "target": {
             "type": "openai",
@@ -72,29 +80,33 @@ def write_suite(directory: Path, base_url: str, cases: int, concurrency: int) ->
             "base_url": base_url,
             "api_key_env": None,
         },
-        "execution": {"concurrency": concurrency},
+        "execution": {"concurrency": concurrency, "judge_concurrency": concurrency},
         "tests": "./cases.jsonl",
     }
+    if judge:
+        suite["judge"] = {"model": "fake-judge", "base_url": base_url, "api_key_env": None}
     path = directory / "bench.eval.yaml"
     path.write_text(json.dumps(suite))
     return path
 
 
-def run_once(cases: int, latency_ms: float, concurrency: int) -> Result:
-    server, base_url = start_server(latency_ms)
+def run_once(cases: int, latency_ms: float, concurrency: int, judge: bool = False) -> Result:
+    server, base_url = start_server(latency_ms, judge=judge)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             directory = Path(tmp)
-            suite = write_suite(directory, base_url, cases, concurrency)
+            suite = write_suite(directory, base_url, cases, concurrency, judge=judge)
             wall, rss = time_assay_run(suite, directory)
-            return Result(cases, latency_ms, concurrency, wall, rss)
+            return Result(cases, latency_ms, concurrency, wall, rss, judge)
     finally:
         server.terminate()
         server.wait()
 
 
-def best_of(repeats: int, cases: int, latency_ms: float, concurrency: int) -> Result:
-    results = [run_once(cases, latency_ms, concurrency) for _ in range(repeats)]
+def best_of(
+    repeats: int, cases: int, latency_ms: float, concurrency: int, judge: bool = False
+) -> Result:
+    results = [run_once(cases, latency_ms, concurrency, judge) for _ in range(repeats)]
     return min(results, key=lambda r: r.wall_s)
 
 
@@ -104,22 +116,26 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3, help="best of this many runs")
+    parser.add_argument(
+        "--judge", action="store_true", help="add one llm-grader (a judge call) per case"
+    )
     args = parser.parse_args()
     if args.cases:
-        rows = [best_of(args.repeats, args.cases, args.latency_ms, args.concurrency)]
+        rows = [best_of(args.repeats, args.cases, args.latency_ms, args.concurrency, args.judge)]
     else:
         rows = [
             best_of(args.repeats, 1000, 50.0, 32),
             best_of(args.repeats, 5000, 50.0, 64),
         ]
     print(
-        "| cases | latency | concurrency | floor N·lat/c | wall (whole process) "
+        "| cases | latency | concurrency | judge call | floor | wall (whole process) "
         "| wall / floor | peak RSS |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
-            f"| {r.cases} | {r.latency_ms:.0f} ms | {r.concurrency} | {r.floor_s:.2f} s | "
+            f"| {r.cases} | {r.latency_ms:.0f} ms | {r.concurrency} | "
+            f"{'yes' if r.judged else 'no'} | {r.floor_s:.2f} s | "
             f"{r.wall_s:.2f} s | {r.wall_s / r.floor_s:.2f}× | {r.peak_rss_mb:.0f} MB |"
         )
     if not args.cases:

@@ -350,6 +350,51 @@ def test_the_module_runs_as_a_process_and_prints_its_base_url() -> None:
     assert stderr == ""  # no warnings, e.g. runpy's about a module imported twice
 
 
+def test_the_process_answers_judge_requests_from_its_judge_option() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assay.testing.openai_server", "--judge", '{"score": 0.7}'],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    schema = {
+        "type": "object",
+        "properties": {"score": {"type": "number"}, "why": {"type": "string"}},
+    }
+    judge_request = {
+        "model": "judge",
+        "messages": [
+            {
+                "role": "system",
+                "content": f"Rules.\nJSON Schema of the reply: {json.dumps(schema)}",
+            },
+            {"role": "user", "content": "grade this"},
+        ],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}},
+    }
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        status, _, text = post(f"{base_url}/chat/completions", judge_request)
+        assert status == 200
+        reply = json.loads(json.loads(text)["choices"][0]["message"]["content"])
+        assert reply == {"score": 0.7, "why": ""}
+        # Other requests are still echoed.
+        _, _, echoed = post(f"{base_url}/chat/completions", CHAT)
+        assert json.loads(echoed)["choices"][0]["message"]["content"] == "hello there"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=10)
+    bad = subprocess.run(
+        [sys.executable, "-m", "assay.testing.openai_server", "--judge", "[1]"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == 2
+    assert "--judge takes a JSON object, not '[1]'" in bad.stderr
+
+
 def test_the_process_rejects_a_bad_fault_option() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "assay.testing.openai_server", "--fault", "slow=0.1"],

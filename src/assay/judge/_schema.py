@@ -8,6 +8,7 @@ itself still validates the bounds, so a reply outside them is retried like any i
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -38,14 +39,20 @@ _KEPT = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=256)
 def reply_schema(model: type[BaseModel]) -> dict[str, JSON]:
-    """The plain JSON Schema of a reply model (shown to the judge in its instructions)."""
+    """The plain JSON Schema of a reply model (shown to the judge in its instructions).
+
+    Built once per model: generating it took more CPU than the rest of a judge call. The
+    result is shared; callers must not change it."""
     return model.model_json_schema()
 
 
+@functools.lru_cache(maxsize=256)
 def strict_schema(model: type[BaseModel]) -> dict[str, JSON]:
-    """The strict-mode JSON Schema of a reply model."""
-    return _strict(model.model_json_schema())  # type: ignore[no-any-return]
+    """The strict-mode JSON Schema of a reply model (built once per model, shared: callers
+    must not change it)."""
+    return _strict(reply_schema(model))  # type: ignore[no-any-return]
 
 
 def _strict(node: Any) -> Any:

@@ -13,6 +13,7 @@ cached judgements of the old wording are not reused.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping
@@ -44,6 +45,9 @@ UNTRUSTED_FIELDS = frozenset(
     {"input", "output", "expected_output", "context", "transcript", "tool_calls", "claims"}
 )
 """Fields rendered as delimited data blocks, never as raw text."""
+
+_CACHED_TEMPLATES = 1024
+"""Distinct template texts kept compiled: a suite's prompts, not one per case."""
 
 _ENV = SandboxedEnvironment(
     undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False
@@ -85,11 +89,11 @@ class PromptTemplate:
                 f"the variables are {known}"
             )
 
-    @cached_property
+    @property
     def _compiled(self) -> jinja2.Template:
-        return _ENV.from_string(self.source)
+        return _compile(self.source)
 
-    @cached_property
+    @property
     def used(self) -> frozenset[str]:
         """The variables the template refers to.
 
@@ -97,12 +101,11 @@ class PromptTemplate:
             ValueError: The template is not valid Jinja2 (with the line).
         """
         try:
-            parsed = _ENV.parse(self.source)
+            return _variables(self.source)
         except jinja2.TemplateSyntaxError as exc:
             raise ValueError(
                 f"prompt template '{self.name}' line {exc.lineno}: {exc.message}"
             ) from None
-        return frozenset(meta.find_undeclared_variables(parsed))
 
     @cached_property
     def version(self) -> str:
@@ -129,6 +132,19 @@ class PromptTemplate:
         """A custom template replacing this one (same variables), named after where it came
         from."""
         return PromptTemplate(f"{self.name}+{origin}", prompt, self.variables)
+
+
+@functools.lru_cache(maxsize=_CACHED_TEMPLATES)
+def _compile(source: str) -> jinja2.Template:
+    """The compiled template of `source`, once per process: every test's grader builds its
+    own `PromptTemplate`, and compiling (~2 ms) per case made a judged run CPU-bound."""
+    return _ENV.from_string(source)
+
+
+@functools.lru_cache(maxsize=_CACHED_TEMPLATES)
+def _variables(source: str) -> frozenset[str]:
+    """The variables `source` refers to (parsed once per process, like `_compile`)."""
+    return frozenset(meta.find_undeclared_variables(_ENV.parse(source)))
 
 
 def _own_lines(text: str, nonce: str) -> str:

@@ -620,6 +620,16 @@ def _fault_rate(text: str) -> tuple[str, float]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _judge_script(text: str) -> dict[str, JSON]:
+    try:
+        script = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--judge takes a JSON object: {exc}") from None
+    if not isinstance(script, dict):
+        raise argparse.ArgumentTypeError(f"--judge takes a JSON object, not {text!r}")
+    return script
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve until SIGINT or SIGTERM; print the base URL on stdout once listening."""
     parser = argparse.ArgumentParser(
@@ -640,6 +650,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault RNG")
     parser.add_argument("--retry-after-s", type=float, default=0.05, help="Retry-After of 429s")
     parser.add_argument("--hang-s", type=float, default=30.0, help="stall of a timeout fault")
+    parser.add_argument(
+        "--judge",
+        type=_judge_script,
+        metavar="JSON",
+        help="scripted judge mode: answer assay's judge requests with these reply fields, e.g. "
+        '\'{"score": 0.9}\' (fields left out get type defaults)',
+    )
     args = parser.parse_args(argv)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -653,6 +670,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             hang_s=args.hang_s,
             host=args.host,
             port=args.port,
+            judge=args.judge,
         ).start()
     except (OSError, ValueError) as exc:
         parser.exit(2, f"error: {exc}\n")
