@@ -655,7 +655,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=_judge_script,
         metavar="JSON",
         help="scripted judge mode: answer assay's judge requests with these reply fields, e.g. "
-        '\'{"score": 0.9}\' (fields left out get type defaults)',
+        "'{\"score\": 0.9}' (fields left out get type defaults)",
     )
     args = parser.parse_args(argv)
     stop = threading.Event()
