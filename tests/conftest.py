@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page, Route
+    from playwright.sync_api import Browser, Dialog, Page, Route
 
 collect_ignore_glob = ["*.eval.yaml", "*.eval.yml"]
 """Suite files under tests/ are fixtures for the loaders, not evals for assay's pytest plugin."""
@@ -95,22 +95,35 @@ def chromium() -> Iterator[Browser]:
 
 @pytest.fixture
 def page(chromium: Browser) -> Iterator[Page]:
-    """A fresh page in its own context; any request off loopback or file:// fails the test."""
+    """A fresh page in its own context. The test fails if the page tries to leave loopback or
+    file://, or has a script error, an error on its console or a dialog (e.g. an injected
+    `alert`)."""
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    offsite: list[str] = []
+    problems: list[str] = []
 
     def guard(route: Route) -> None:
         url = route.request.url
         if url.startswith(("file://", "data:", "about:", "http://127.0.0.1", "http://localhost")):
             route.continue_()
         else:
-            offsite.append(url)
+            problems.append(f"the page tried to reach the network: {url}")
             route.abort()
 
     context.route("**/*", guard)
     page = context.new_page()
+    page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
+
+    def dialog_opened(dialog: Dialog) -> None:
+        problems.append(f"dialog: {dialog.message}")
+        dialog.dismiss()  # a dialog left open would block the page until the test times out
+
+    page.on("dialog", dialog_opened)
+    page.on(
+        "console",
+        lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None,
+    )
     try:
         yield page
     finally:
         context.close()
-    assert not offsite, f"the page tried to reach the network: {offsite}"
+    assert problems == []

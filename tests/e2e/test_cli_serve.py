@@ -2,70 +2,18 @@
 
 from __future__ import annotations
 
-import re
-import signal
-import subprocess
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-import httpx2 as httpx
-
-from tests.e2e._cli import ASSAY, assay, assay_env
+from tests.e2e._cli import assay, assay_env
+from tests.e2e._serve import ready, serving
 
 TOKEN = "e2e-token-0123456789"
-_URL = re.compile(r"the studio at http://(\S+?):(\d+)/ and the API under /api")
-
-
-@contextmanager
-def serving(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Run `assay serve --port 0 ARGS` until the block ends; yields its base URL."""
-    proc = subprocess.Popen(
-        [ASSAY, "serve", "--port", "0", *args],
-        cwd=cwd,
-        env=env if env is not None else assay_env(),
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stderr is not None
-        first = proc.stderr.readline()
-        match = _URL.search(first)
-        assert match, f"no URL in: {first!r}{proc.stderr.read() if proc.poll() is not None else ''}"
-        host, port = match.groups()
-        yield f"http://127.0.0.1:{port}" if host in ("0.0.0.0", "127.0.0.1") else first
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
-
-
-@contextmanager
-def _ready(base: str) -> Iterator[httpx.Client]:
-    """A client of the server at `base`, once it answers `/api/health`."""
-    with httpx.Client(base_url=base, timeout=10) as client:
-        for _ in range(100):
-            try:
-                if client.get("/api/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        else:
-            raise AssertionError(f"{base} never answered /api/health")
-        yield client
 
 
 def test_it_listens_on_loopback_by_default_and_serves_the_store(tmp_path: Path) -> None:
     with serving(tmp_path) as base:
         assert base.startswith("http://127.0.0.1:")
-        with _ready(base) as client:
+        with ready(base) as client:
             assert client.get("/api/runs").json()["total"] == 0
             # No token configured on loopback: local clients may write.
             assert client.put("/api/config", json={"threshold": 0.6}).json() == {"threshold": 0.6}
@@ -88,7 +36,7 @@ def test_it_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
 
 def test_a_public_address_with_a_token_enforces_it_on_writes(tmp_path: Path) -> None:
     env = assay_env(ASSAY_API_TOKEN=TOKEN)
-    with serving(tmp_path, "--host", "0.0.0.0", env=env) as base, _ready(base) as client:
+    with serving(tmp_path, "--host", "0.0.0.0", env=env) as base, ready(base) as client:
         assert client.get("/api/config").status_code == 200
         refused = client.put("/api/config", json={"threshold": 0.5})
         assert refused.status_code == 401
@@ -104,7 +52,7 @@ def test_a_public_address_with_a_token_enforces_it_on_writes(tmp_path: Path) -> 
 
 
 def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
-    with serving(tmp_path) as base, _ready(base):
+    with serving(tmp_path) as base, ready(base):
         port = base.rsplit(":", 1)[1]
         done = assay("serve", "--port", port, cwd=tmp_path, timeout=30)
     assert done.returncode == 2
@@ -121,7 +69,7 @@ def test_openapi_prints_the_committed_document(tmp_path: Path) -> None:
 
 def test_on_loopback_other_host_names_are_refused(tmp_path: Path) -> None:
     """A DNS-rebinding page reaches 127.0.0.1 under its own name: it gets no runs."""
-    with serving(tmp_path, "--allowed-host", "runs.internal") as base, _ready(base) as client:
+    with serving(tmp_path, "--allowed-host", "runs.internal") as base, ready(base) as client:
         rebound = client.get("/api/runs", headers={"host": "attacker.example"})
         assert rebound.status_code == 421
         assert rebound.json()["error"]["type"] == "misdirected_request"

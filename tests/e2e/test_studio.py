@@ -6,11 +6,6 @@ test artifacts folder (tests/_browser.py)."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +18,8 @@ from assay.results import CaseResult, RunConfigSnapshot, RunResult, RunSummary, 
 from assay.store import open_store
 from tests._browser import screenshot_path
 from tests.conftest import write
-from tests.e2e._cli import ASSAY, assay, assay_env
+from tests.e2e._cli import assay
+from tests.e2e._serve import ready, serving
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -39,22 +35,6 @@ tests:
   - {{id: refund-late, input: q2, tags: [billing]}}
   - {{id: hostile, input: q3}}
 """
-
-
-def _get(url: str) -> tuple[int, dict[str, str]]:
-    """GET `url`: its status and headers (lower-cased names); an error status is returned."""
-    try:
-        with urllib.request.urlopen(url, timeout=5) as answer:
-            return answer.status, {k.lower(): v for k, v in answer.headers.items()}
-    except urllib.error.HTTPError as exc:
-        return exc.code, {k.lower(): v for k, v in exc.headers.items()}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Studio:
@@ -112,149 +92,112 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
     directory = tmp_path_factory.mktemp("studio")
     base, head = _seed(directory)
     running = _running_run(directory)
-    port = _free_port()
-    log = directory / "serve.log"
-    with log.open("w") as err:
-        server = subprocess.Popen(
-            [ASSAY, "serve", "--port", str(port)],
-            cwd=directory,
-            env=assay_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if _get(f"{url}/api/health")[0] == 200:
-                        break
-                except OSError:
-                    pass
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"assay serve did not start: {log.read_text(encoding='utf-8')}")
-                time.sleep(0.1)
-            yield Studio(url, directory, base, head, running)
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
+    with serving(directory) as url, ready(url):
+        yield Studio(url, directory, base, head, running)
 
 
-@pytest.fixture
-def watched(page: Page) -> Page:
-    """The page, failing the test on any script error, dialog or failed request."""
-    problems: list[str] = []
-    page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
-    page.on("dialog", lambda dialog: problems.append(f"dialog: {dialog.message}"))
-    page.on(
-        "console",
-        lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None,
-    )
-    yield page  # type: ignore[misc]
-    assert problems == []
-
-
-def test_runs_page_lists_runs_with_a_trend_per_suite(studio: Studio, watched: Page) -> None:
-    watched.goto(studio.url + "/")
-    rows = watched.locator("tr.run-row")
+def test_runs_page_lists_runs_with_a_trend_per_suite(studio: Studio, page: Page) -> None:
+    page.goto(studio.url + "/")
+    rows = page.locator("tr.run-row")
     expect(rows).to_have_count(3)
     assert rows.first.get_attribute("data-run-id") == studio.running  # newest first
-    expect(watched.locator(".trend")).to_have_count(1)  # completed runs only: one suite
-    trend = watched.locator('.trend[data-suite="support"]')
+    expect(page.locator(".trend")).to_have_count(1)  # completed runs only: one suite
+    trend = page.locator('.trend[data-suite="support"]')
     assert trend.locator("circle").count() == 4  # two runs × pass rate and score
     assert trend.locator("line.threshold").count() == 1
-    watched.screenshot(path=screenshot_path("studio-runs"), full_page=True)
+    page.screenshot(path=screenshot_path("studio-runs"), full_page=True)
 
 
-def test_click_through_runs_case_and_compare(studio: Studio, watched: Page) -> None:
-    watched.goto(studio.url + "/")
-    watched.locator(f'tr.run-row[data-run-id="{studio.head}"] a').click()
-    expect(watched.locator("tr.case-row")).to_have_count(3)
-    assert watched.locator(".legend").inner_text().startswith("1 pass")
-    watched.screenshot(path=screenshot_path("studio-run"), full_page=True)
+def test_click_through_runs_case_and_compare(studio: Studio, page: Page) -> None:
+    page.goto(studio.url + "/")
+    page.locator(f'tr.run-row[data-run-id="{studio.head}"] a').click()
+    expect(page.locator("tr.case-row")).to_have_count(3)
+    assert page.locator(".legend").inner_text().startswith("1 pass")
+    page.screenshot(path=screenshot_path("studio-run"), full_page=True)
     # The table is sorted and filtered by the server.
-    watched.locator("input[name=verdict][value=pass]").uncheck()
-    expect(watched.locator("tr.case-row")).to_have_count(2)
-    watched.locator("input[name=verdict][value=pass]").check()
-    watched.locator("select[name=tag]").select_option("billing")
-    expect(watched.locator("tr.case-row")).to_have_count(2)
-    watched.locator("select[name=tag]").select_option("")
-    watched.locator("select[name=grader]").select_option("mentions-refund")
-    expect(watched.locator("tr.case-row")).to_have_count(2)  # the cases it did not pass
-    watched.locator("select[name=grader]").select_option("")
-    watched.locator("input[name=q]").fill("late")
-    expect(watched.locator("tr.case-row")).to_have_count(1)
-    watched.locator("tr.case-row").click()
-    watched.locator("text=open the case page").click()
-    expect(watched.locator("h1")).to_have_text("Case refund-late")
-    assert "missing" in watched.locator(".case-panel").inner_text() or "refund" in (
-        watched.locator(".case-panel").inner_text()
+    page.locator("input[name=verdict][value=pass]").uncheck()
+    expect(page.locator("tr.case-row")).to_have_count(2)
+    page.locator("input[name=verdict][value=pass]").check()
+    page.locator("select[name=tag]").select_option("billing")
+    expect(page.locator("tr.case-row")).to_have_count(2)
+    page.locator("select[name=tag]").select_option("")
+    page.locator("select[name=grader]").select_option("mentions-refund")
+    expect(page.locator("tr.case-row")).to_have_count(2)  # the cases it did not pass
+    page.locator("select[name=grader]").select_option("")
+    page.locator("input[name=q]").fill("late")
+    expect(page.locator("tr.case-row")).to_have_count(1)
+    page.locator("tr.case-row").click()
+    page.locator("text=open the case page").click()
+    expect(page.locator("h1")).to_have_text("Case refund-late")
+    assert "missing" in page.locator(".case-panel").inner_text() or "refund" in (
+        page.locator(".case-panel").inner_text()
     )
-    watched.screenshot(path=screenshot_path("studio-case"), full_page=True)
+    page.screenshot(path=screenshot_path("studio-case"), full_page=True)
     # Back to the runs list, pick both runs of the suite and compare them.
-    watched.goto(studio.url + "/")
+    page.goto(studio.url + "/")
     for run_id in (studio.base, studio.head):
-        watched.locator(f'input[name=select][value="{run_id}"]').check()
-    watched.locator("text=Compare selected").click()
-    expect(watched.locator(".compare-cases")).to_be_visible()
-    assert watched.url.endswith(f"/compare?base={studio.base}&head={studio.head}")
-    assert watched.locator(".badge").first.inner_text() == "REGRESSION"
-    changed = watched.locator("tr.compare-row")
+        page.locator(f'input[name=select][value="{run_id}"]').check()
+    page.locator("text=Compare selected").click()
+    expect(page.locator(".compare-cases")).to_be_visible()
+    assert page.url.endswith(f"/compare?base={studio.base}&head={studio.head}")
+    assert page.locator(".badge").first.inner_text() == "REGRESSION"
+    changed = page.locator("tr.compare-row")
     assert changed.evaluate_all(
         "rows => rows.map(r => r.dataset.caseId + ' ' + r.dataset.status)"
     ) == [
         "hostile regressed",
         "refund-late regressed",
     ]
-    watched.screenshot(path=screenshot_path("studio-compare"), full_page=True)
-    watched.locator('tr.compare-row[data-case-id="refund-late"] a').click()
-    expect(watched.locator("h1")).to_have_text("Case refund-late")
+    page.screenshot(path=screenshot_path("studio-compare"), full_page=True)
+    page.locator('tr.compare-row[data-case-id="refund-late"] a').click()
+    expect(page.locator("h1")).to_have_text("Case refund-late")
 
 
 def test_settings_change_the_threshold_and_persist_it_as_threshold(
-    studio: Studio, watched: Page
+    studio: Studio, page: Page
 ) -> None:
     config = studio.directory / ".assay" / "config.yaml"
     config.write_text("studio:\n  pass_threshold: 0.7\n", encoding="utf-8")
-    watched.goto(studio.url + "/settings")
-    field = watched.locator("input[name=threshold]")
+    page.goto(studio.url + "/settings")
+    field = page.locator("input[name=threshold]")
     expect(field).to_have_value("0.7")  # the deprecated key is read
     field.fill("0.85")
-    watched.locator("button[type=submit]").click()
-    expect(watched.locator(".status")).to_have_text("Saved: the studio threshold is 0.85.")
+    page.locator("button[type=submit]").click()
+    expect(page.locator(".status")).to_have_text("Saved: the studio threshold is 0.85.")
     assert yaml.safe_load(config.read_text(encoding="utf-8")) == {"studio": {"threshold": 0.85}}
-    watched.screenshot(path=screenshot_path("studio-settings"), full_page=True)
-    watched.reload()
+    page.screenshot(path=screenshot_path("studio-settings"), full_page=True)
+    page.reload()
     expect(field).to_have_value("0.85")
     # The runs page draws the new threshold on the trend.
-    watched.goto(studio.url + "/")
-    expect(watched.locator(".trend .legend")).to_contain_text("studio threshold 85.0%")
+    page.goto(studio.url + "/")
+    expect(page.locator(".trend .legend")).to_contain_text("studio threshold 85.0%")
 
 
-def test_a_run_in_progress_shows_results_as_they_are_stored(studio: Studio, watched: Page) -> None:
-    watched.goto(f"{studio.url}/runs/{studio.running}")
-    expect(watched.locator("tr.case-row")).to_have_count(1)
-    expect(watched.locator(".notice.live")).to_contain_text("in progress")
+def test_a_run_in_progress_shows_results_as_they_are_stored(studio: Studio, page: Page) -> None:
+    page.goto(f"{studio.url}/runs/{studio.running}")
+    expect(page.locator("tr.case-row")).to_have_count(1)
+    expect(page.locator(".notice.live")).to_contain_text("in progress")
     with open_store(studio.directory / ".assay" / "assay.db") as store:
         store.add_case_results(studio.running, [_case("second", 0.2)])
-    expect(watched.locator("tr.case-row")).to_have_count(2, timeout=10_000)
+    expect(page.locator("tr.case-row")).to_have_count(2, timeout=10_000)
 
 
-def test_the_hostile_output_shows_as_text(studio: Studio, watched: Page) -> None:
-    watched.goto(f"{studio.url}/runs/{studio.head}/cases/hostile")
-    panel = watched.locator(".case-panel")
+def test_the_hostile_output_shows_as_text(studio: Studio, page: Page) -> None:
+    page.goto(f"{studio.url}/runs/{studio.head}/cases/hostile")
+    panel = page.locator(".case-panel")
     expect(panel).to_be_visible()
     assert panel.locator(".case-output").text_content() == HOSTILE.replace('"', "'")
-    assert watched.locator("#studio img").count() == 0
-    assert watched.locator("#studio script").count() == 0
+    assert page.locator("#studio img").count() == 0
+    assert page.locator("#studio script").count() == 0
 
 
 def test_pages_carry_a_strict_content_security_policy(studio: Studio) -> None:
-    for path in ("/", f"/runs/{studio.head}", "/compare", "/settings"):
-        status, headers = _get(studio.url + path)
-        assert status == 200
-        policy = headers["content-security-policy"]
-        assert "script-src 'self'" in policy
-        assert "default-src 'none'" in policy
-    assert _get(studio.url + "/static/..%2F..%2Fpyproject.toml")[0] == 404
-    assert _get(studio.url + "/static/studio.js")[0] == 200
+    with ready(studio.url) as client:
+        for path in ("/", f"/runs/{studio.head}", "/compare", "/settings"):
+            answer = client.get(path)
+            assert answer.status_code == 200
+            policy = answer.headers["content-security-policy"]
+            assert "script-src 'self'" in policy
+            assert "default-src 'none'" in policy
+        assert client.get("/static/..%2F..%2Fpyproject.toml").status_code == 404
+        assert client.get("/static/studio.js").status_code == 200

@@ -1,0 +1,63 @@
+"""A real `assay serve` process for the end-to-end tests, and a client that waits for it."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx2 as httpx
+
+from tests.e2e._cli import ASSAY, assay_env
+
+__all__ = ["ready", "serving"]
+
+_URL = re.compile(r"the studio at http://(\S+?):(\d+)/ and the API under /api")
+
+
+@contextmanager
+def serving(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run `assay serve --port 0 ARGS` until the block ends; yields its base URL."""
+    proc = subprocess.Popen(
+        [ASSAY, "serve", "--port", "0", *args],
+        cwd=cwd,
+        env=env if env is not None else assay_env(),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        match = _URL.search(first)
+        assert match, f"no URL in: {first!r}{proc.stderr.read() if proc.poll() is not None else ''}"
+        host, port = match.groups()
+        yield f"http://127.0.0.1:{port}" if host in ("0.0.0.0", "127.0.0.1") else first
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+@contextmanager
+def ready(base: str) -> Iterator[httpx.Client]:
+    """A client of the server at `base`, once it answers `/api/health`."""
+    with httpx.Client(base_url=base, timeout=10) as client:
+        for _ in range(100):
+            try:
+                if client.get("/api/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError(f"{base} never answered /api/health")
+        yield client
