@@ -25,7 +25,15 @@ from assay.config import (
 from assay.errors import UsageError
 from assay.graders import Grader
 from assay.results import JSON, CaseResult, RunResult
-from assay.runner import Resume, RunOptions, RunPlan, execute, plan_from_snapshot, plan_run
+from assay.runner import (
+    RayOptions,
+    Resume,
+    RunOptions,
+    RunPlan,
+    execute,
+    plan_from_snapshot,
+    plan_run,
+)
 from assay.store import MemorySink, ResultSink, Store, open_store
 from assay.targets import Target
 
@@ -110,9 +118,11 @@ async def run_plan(
     on_case: CaseCallback | None = None,
     cache: ResponseCache | None = None,
     resume: Resume | None = None,
+    ray: RayOptions | None = None,
 ) -> RunResult:
-    """Execute an already resolved plan into `sink` (the CLI resolves every plan first)."""
-    return await execute(plan, sink, on_case=on_case, cache=cache, resume=resume)
+    """Execute an already resolved plan into `sink` (the CLI resolves every plan first);
+    with `ray`, on a Ray cluster's workers (docs/ray.md)."""
+    return await execute(plan, sink, on_case=on_case, cache=cache, resume=resume, ray=ray)
 
 
 async def run_loaded(

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from assay.results import RunResult
+    from assay.runner import RayOptions
     from assay.store import Store
 
 __all__ = ["command"]
@@ -68,6 +69,25 @@ __all__ = ["command"]
     help="Measure each run against this baseline (over the suite's `regression:` block); "
     "a critical score drop fails the run.",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where cases run: this process, or the workers of a Ray cluster (needs assay[ray]; "
+    "see docs/ray.md).",
+)
+@click.option(
+    "--ray-address",
+    metavar="HOST:PORT",
+    help="The Ray cluster's head (with --executor ray); default: RAY_ADDRESS, else a local "
+    "Ray for this run.",
+)
+@click.option(
+    "--ray-workers",
+    type=click.IntRange(1, 4096),
+    help="Ray worker actors, one CPU each (with --executor ray); default: one per cluster CPU.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run result (SPEC §8) as JSON.")
 @click.option(
     "-v",
@@ -100,6 +120,9 @@ def command(
     judge_model: str | None,
     judge_base_url: str | None,
     baseline: str | None,
+    executor: str,
+    ray_address: str | None,
+    ray_workers: int | None,
     as_json: bool,
     verbose: bool,
     reports: tuple[str, ...],
@@ -135,6 +158,7 @@ def command(
             f"--borderline {borderline} is above --threshold {threshold}: the borderline band "
             "lies below the pass threshold"
         )
+    ray = _ray_options(executor, ray_address, ray_workers)
     report_requests = parse_reports(reports)
     project = load_project()
     print_warnings(project.warnings)
@@ -171,12 +195,16 @@ def command(
             done = state.run.summary.total
             with RunProgress(err, plan.suite_name, len(plan.cases), done) as progress:
                 run = asyncio.run(
-                    run_plan(plan, store, on_case=progress.advance, cache=cache, resume=state)
+                    run_plan(
+                        plan, store, on_case=progress.advance, cache=cache, resume=state, ray=ray
+                    )
                 )
             runs.append(run)
         for plan in plans:
             with RunProgress(err, plan.suite_name, len(plan.cases)) as progress:
-                run = asyncio.run(run_plan(plan, store, on_case=progress.advance, cache=cache))
+                run = asyncio.run(
+                    run_plan(plan, store, on_case=progress.advance, cache=cache, ray=ray)
+                )
             runs.append(run)
         _report(runs, store, out, as_json=as_json, verbose=verbose)
         if not write_reports(report_requests, runs, store):
@@ -203,6 +231,18 @@ def _report(
         breakdown = store.iter_case_results(run.id) if verbose else None
         render_run(out, run, store.iter_case_results(run.id, verdicts=listed), breakdown=breakdown)
         out.print(f"  stored in {store.describe()}", style="dim")
+
+
+def _ray_options(executor: str, address: str | None, workers: int | None) -> RayOptions | None:
+    """`--executor ray` and its options; None for the local executor."""
+    from assay.errors import UsageError
+    from assay.runner import RayOptions
+
+    if executor != "ray":
+        if address or workers:
+            raise UsageError("--ray-address and --ray-workers need --executor ray")
+        return None
+    return RayOptions(address=address, workers=workers)
 
 
 def _borderline(value: str | None) -> float | Literal["off"] | None:

@@ -1,6 +1,7 @@
 """The runner: plans a suite against a target and executes it with bounded concurrency."""
 
 from assay.runner._case import CaseRunner
+from assay.runner._dispatch import RayOptions
 from assay.runner._execute import Resume, execute, new_run_id, snapshot_of
 from assay.runner._plan import (
     DEFAULT_CONCURRENCY,
@@ -19,6 +20,7 @@ __all__ = [
     "DEFAULT_MAX_RETRIES",
     "CasePlan",
     "CaseRunner",
+    "RayOptions",
     "RegressionSettings",
     "Resume",
     "RetryPolicy",

@@ -19,10 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from assay._concurrency import AdaptiveLimiter
 from assay._version import __version__
 from assay.cache import ResponseCache
-from assay.judge import JudgePool
 from assay.results import (
     JSON,
     CaseResult,
@@ -34,8 +32,8 @@ from assay.results import (
     add_usage,
     now_iso,
 )
-from assay.runner._case import CaseRunner
-from assay.runner._plan import RunOptions, RunPlan, check_judge_key, iter_cases
+from assay.runner._dispatch import Dispatcher, LocalDispatch, RayOptions
+from assay.runner._plan import RunOptions, RunPlan, check_judge_key
 from assay.runner._regression import RegressionTracker, track_new_run, track_resumed_run
 from assay.runner._retry import RetryPolicy
 from assay.runner._writer import GroupWriter
@@ -44,8 +42,12 @@ from assay.store import RawJSON, ResultSink
 
 __all__ = ["Resume", "execute", "new_run_id", "snapshot_of"]
 
-_GC_GEN0_THRESHOLD = 10_000
-"""Allocations between young-generation collections during a run (Python's default: 700)."""
+_GC_GEN0_THRESHOLD = 100_000
+"""Net allocations between young-generation collections during a run (Python's default: 700).
+
+Each collection scans every young object alive at that moment, mostly the results waiting
+for the store, so fewer collections cost less in total (100,000 graded recordings: 470
+collections and 2.3 s at 10,000; 6 and 0.14 s at 100,000)."""
 
 CaseCallback = Callable[[CaseResult], None]
 
@@ -129,18 +131,13 @@ class _Totals:
 
 
 class _Execution:
-    """The state of one run while it executes: what is done, the totals, the case runner."""
+    """The state of one run while it executes: what is done, the totals, the summary."""
 
     def __init__(
-        self,
-        plan: RunPlan,
-        sink: ResultSink,
-        cache: ResponseCache | None,
-        regression: RegressionTracker | None,
+        self, plan: RunPlan, sink: ResultSink, regression: RegressionTracker | None
     ) -> None:
         self.plan = plan
         self.sink = sink
-        self.cache = cache
         self.regression = regression
         self.summary = SummaryBuilder(
             plan.config.metrics_pass_threshold, plan.config.cases_pass_threshold
@@ -149,20 +146,6 @@ class _Execution:
         self.done_ids: set[str] = set()
         self.previous_ms = 0.0
         self.started = time.perf_counter()
-        self.judges = JudgePool(
-            plan.judge_base, plan.judge_forced, cache=cache, concurrency=plan.judge_concurrency
-        )
-        self.runner = CaseRunner(
-            target=plan.target,
-            base_dir=plan.target_base_dir,
-            suite_dir=plan.loaded.base_dir,
-            limiter=AdaptiveLimiter(plan.concurrency),
-            retry=RetryPolicy(max_retries=plan.max_retries),
-            cache=cache,
-            judges=self.judges,
-        )
-        self._hits = cache.stats.hits if cache else 0
-        self._misses = cache.stats.misses if cache else 0
 
     def start(self, run_id: str, started_at: str, resume: Resume | None) -> RunResult:
         """Create the run in the sink, or take over the run being resumed."""
@@ -196,10 +179,8 @@ class _Execution:
         if self.regression is not None:
             self.regression.add(case)
 
-    def finish(self, run: RunResult, status: RunStatus) -> RunResult:
+    def finish(self, run: RunResult, status: RunStatus, scheduling: SchedulingStats) -> RunResult:
         """Close the run in the sink with its final summary, totals and scheduling record."""
-        limits = self.runner.limiter.stats()
-        cache = self.cache
         summary = self.summary.build()
         regression = None
         if self.regression is not None and status == "completed":  # partial runs are not measured
@@ -216,15 +197,7 @@ class _Execution:
                 ),
                 "token_usage": self.totals.usage,
                 "cost_usd": self.totals.cost,
-                "scheduling": SchedulingStats(
-                    target_concurrency=limits.configured,
-                    target_concurrency_final=limits.final,
-                    target_concurrency_lowest=limits.lowest,
-                    rate_limited=limits.rate_limited,
-                    retries=self.runner.retries,
-                    cache_hits=(cache.stats.hits - self._hits) if cache else 0,
-                    cache_misses=(cache.stats.misses - self._misses) if cache else 0,
-                ),
+                "scheduling": scheduling,
             }
         )
         self.sink.finish_run(
@@ -257,6 +230,7 @@ async def execute(
     run_id: str | None = None,
     cache: ResponseCache | None = None,
     resume: Resume | None = None,
+    ray: RayOptions | None = None,
 ) -> RunResult:
     """Run every case of the plan, streaming each graded result to `sink`.
 
@@ -267,13 +241,17 @@ async def execute(
     When the plan has regression settings, the baseline is found in `sink` (a store) before
     the target is set up, and a completed run carries its `RegressionResult`.
 
+    With `ray`, the cases run on a Ray cluster's workers instead of in this process; the
+    store, summary and resume bookkeeping stay here (docs/ray.md).
+
     Raises:
         UsageError: A named baseline is unknown or unusable, or one was requested explicitly
-            and `sink` is not a store.
+            and `sink` is not a store; with `ray`, Ray is not installed or the cluster cannot
+            be reached.
     """
     with _long_lived_heap():
         return await _execute(
-            plan, sink, on_case=on_case, run_id=run_id, cache=cache, resume=resume
+            plan, sink, on_case=on_case, run_id=run_id, cache=cache, resume=resume, ray=ray
         )
 
 
@@ -296,6 +274,16 @@ def _long_lived_heap() -> Iterator[None]:
         gc.unfreeze()
 
 
+async def _dispatcher(
+    plan: RunPlan, cache: ResponseCache | None, ray: RayOptions | None, run_id: str
+) -> Dispatcher:
+    if ray is None:
+        return LocalDispatch(plan, cache, RetryPolicy(max_retries=plan.max_retries))
+    from assay.runner._ray import start_ray_dispatch  # Ray loads only when asked for
+
+    return await start_ray_dispatch(plan, cache, ray, snapshot_of(plan), run_id)
+
+
 async def _execute(
     plan: RunPlan,
     sink: ResultSink,
@@ -304,6 +292,7 @@ async def _execute(
     run_id: str | None,
     cache: ResponseCache | None,
     resume: Resume | None,
+    ray: RayOptions | None,
 ) -> RunResult:
     check_judge_key(plan)
     # The baseline is found before the target is set up: an unknown one stops the run at once.
@@ -313,9 +302,17 @@ async def _execute(
     else:
         regression = track_resumed_run(sink, resume.run.id)
     await plan.target.setup(plan.target_base_dir)
-    state = _Execution(plan, sink, cache, regression)
+    gc.freeze()  # what the target loaded (a replay file) lives as long as the run
+    try:  # workers start before the run is created: an unreachable cluster stores nothing
+        dispatch = await _dispatcher(plan, cache, ray, resume.run.id if resume else run_id)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await plan.target.teardown()
+        raise
+    state = _Execution(plan, sink, regression)
     run = state.start(run_id, started_at, resume)
-    cases = iter_cases(plan, state.done_ids)
+    done = state.done_ids
+    cases = ((i, case) for i, case in enumerate(plan.cases) if case.test.id not in done)
 
     def committed(results: list[CaseResult]) -> None:
         # The summary and progress count what is stored, never a result the sink refused.
@@ -325,17 +322,9 @@ async def _execute(
                 on_case(result)
 
     writer = GroupWriter(sink, run.id, committed)
-
-    async def worker() -> None:
-        for case in cases:
-            await writer.write(await state.runner.run(case))
-
     failure: BaseException | None = None
     try:
-        workers = min(plan.concurrency, max(1, len(plan.cases) - len(state.done_ids)))
-        async with asyncio.TaskGroup() as group:
-            for _ in range(workers):
-                group.create_task(worker())
+        await dispatch.run(cases, len(plan.cases) - len(state.done_ids), writer.write)
     except BaseException as exc:
         failure = exc
     try:
@@ -346,14 +335,15 @@ async def _execute(
         with contextlib.suppress(Exception):
             await plan.target.teardown()
         with contextlib.suppress(Exception):
-            await state.judges.close()
+            await dispatch.close()
+    scheduling = dispatch.scheduling()
     if failure is None:
-        return state.finish(run, "completed")
+        return state.finish(run, "completed", scheduling)
     # Closed as interrupted (Ctrl-C) or failed (a bug); the caller sees the original exception.
     cause = _root_cause(failure)
     interrupted = isinstance(cause, asyncio.CancelledError | KeyboardInterrupt)
     with contextlib.suppress(Exception):
-        state.finish(run, "interrupted" if interrupted else "failed")
+        state.finish(run, "interrupted" if interrupted else "failed", scheduling)
     if cause is failure:
         raise failure
     raise cause from None
