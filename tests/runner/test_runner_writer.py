@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
-from assay.results import CaseResult
+from assay.results import CaseResult, RunConfigSnapshot, RunResult, RunSummary, now_iso
 from assay.runner import _writer
 from assay.runner._writer import GroupWriter
+from assay.store import ConflictError, SQLiteStore
 
 
 def _case(i: int) -> CaseResult:
@@ -101,3 +104,78 @@ def test_results_arriving_within_the_linger_share_one_commit(
 
     asyncio.run(main())
     assert batches == [[f"c{i}" for i in range(5)]]
+
+
+def _store_run(path: Path) -> SQLiteStore:
+    store = SQLiteStore(path)
+    store.create_run(
+        RunResult(
+            id="run-1",
+            suite="s",
+            target="t",
+            status="running",
+            started_at=now_iso(),
+            config=RunConfigSnapshot(
+                threshold=0.8, borderline=None, metrics_pass_threshold=0.8, cases_pass_threshold=1
+            ),
+            summary=RunSummary(),
+            assay_version="0",
+        ),
+        {},
+    )
+    return store
+
+
+def _through_store(store: SQLiteStore, ids: list[str], cases: int) -> tuple[list[str], int | None]:
+    """Write results for `ids` to run-1 as a run of `cases` cases would; (committed, the
+    writer process id or None)."""
+    committed: list[str] = []
+    pid: int | None = None
+
+    async def main() -> None:
+        nonlocal pid
+        writer = GroupWriter(
+            store, "run-1", lambda rs: committed.extend(r.case_id for r in rs), cases=cases
+        )
+        pid = writer.process.pid if writer.process else None
+        try:
+            for case_id in ids:
+                await writer.write(_case(int(case_id.removeprefix("c"))))
+        finally:
+            await writer.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        store.close()
+    return committed, pid
+
+
+def test_a_long_run_commits_through_the_writer_process_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_writer, "MAX_PENDING", 40)  # several batches in flight at once
+    monkeypatch.setattr(_writer, "MAX_BATCH", 16)
+    store = _store_run(tmp_path / "runs.db")
+    ids = [f"c{i}" for i in range(_writer.PROCESS_MIN_CASES)]
+    committed, pid = _through_store(store, ids, cases=len(ids))
+    assert pid is not None and pid != os.getpid()
+    assert committed == ids  # reported after the commit, in order
+    with SQLiteStore(tmp_path / "runs.db") as reopened:
+        assert [r.case_id for r in reopened.iter_case_results("run-1")] == ids
+
+
+def test_a_short_run_commits_from_its_own_thread(tmp_path: Path) -> None:
+    store = _store_run(tmp_path / "runs.db")
+    committed, pid = _through_store(store, ["c0", "c1"], cases=_writer.PROCESS_MIN_CASES - 1)
+    assert pid is None
+    assert committed == ["c0", "c1"]
+
+
+def test_a_batch_the_writer_process_refuses_is_raised_and_not_reported(tmp_path: Path) -> None:
+    store = _store_run(tmp_path / "runs.db")
+    store.add_case_results("run-1", [_case(1)])  # c1 is stored already
+    with pytest.raises(ConflictError, match="'c1'"):
+        _through_store(store, ["c0", "c1"], cases=_writer.PROCESS_MIN_CASES)
+    with SQLiteStore(tmp_path / "runs.db") as reopened:
+        assert [r.case_id for r in reopened.iter_case_results("run-1")] == ["c1"]

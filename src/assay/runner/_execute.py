@@ -321,10 +321,11 @@ async def _execute(
             if on_case is not None:
                 on_case(result)
 
-    writer = GroupWriter(sink, run.id, committed)
+    remaining = len(plan.cases) - len(done)
+    writer = GroupWriter(sink, run.id, committed, cases=remaining)
     failure: BaseException | None = None
     try:
-        await dispatch.run(cases, len(plan.cases) - len(state.done_ids), writer.write)
+        await dispatch.run(cases, remaining, writer.write)
     except BaseException as exc:
         failure = exc
     try:

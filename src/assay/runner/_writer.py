@@ -6,6 +6,11 @@ finished. A commit therefore never blocks the event loop, and under load the sto
 transaction per batch instead of one per case. At most `MAX_PENDING` results wait at any time,
 so memory stays flat when the store is slower than the cases; `close` commits the rest.
 
+Long runs (at least `PROCESS_MIN_CASES` cases) commit through the store's writer process
+instead (`assay.store.StoreWriter`): the thread only serialises each batch and sends it on,
+and a second thread collects the answers, so the database's work overlaps grading instead of
+taking turns with it for the GIL. Shorter runs do not pay for starting that process.
+
 If the process is killed, results still queued (the last few milliseconds) are lost and
 `--resume` runs those cases again: none is ever stored twice.
 """
@@ -19,9 +24,9 @@ import time
 from collections.abc import Callable
 
 from assay.results import CaseResult
-from assay.store import ResultSink
+from assay.store import ResultSink, StoreWriter
 
-__all__ = ["LINGER_S", "MAX_BATCH", "MAX_PENDING", "GroupWriter"]
+__all__ = ["LINGER_S", "MAX_BATCH", "MAX_PENDING", "PROCESS_MIN_CASES", "GroupWriter"]
 
 MAX_BATCH = 256
 """Most results in one transaction."""
@@ -33,6 +38,9 @@ LINGER_S = 0.01
 A transaction costs about as much as writing dozens of rows, so a short wait for company
 makes fast runs (graded recordings: thousands of cases a second) commit in batches instead
 of nearly one by one, at the price of results reaching the store up to 10 ms later."""
+PROCESS_MIN_CASES = 2000
+"""Runs with at least this many cases to go commit through a writer process (starting one
+costs about 0.3 s of CPU, which a run of graded recordings this long repays)."""
 
 
 class GroupWriter:
@@ -43,8 +51,14 @@ class GroupWriter:
         sink: ResultSink,
         run_id: str,
         on_committed: Callable[[list[CaseResult]], None],
+        *,
+        cases: int = 0,
     ) -> None:
-        """Start the writer thread; `on_committed` runs on the event loop after each commit."""
+        """Start the writer thread; `on_committed` runs on the event loop after each commit.
+
+        With at least `PROCESS_MIN_CASES` `cases` to come, and a sink that can be written
+        from another process, batches go through the sink's writer process.
+        """
         self._sink = sink
         self._run_id = run_id
         self._on_committed = on_committed
@@ -52,6 +66,14 @@ class GroupWriter:
         self._slots = asyncio.Semaphore(MAX_PENDING)
         self._queue: queue.SimpleQueue[CaseResult | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
+        self._process = sink.spawn_writer() if cases >= PROCESS_MIN_CASES else None
+        self._sent: queue.SimpleQueue[list[CaseResult] | None] = queue.SimpleQueue()
+        self._answers: threading.Thread | None = None
+        if self._process is not None:
+            self._answers = threading.Thread(
+                target=self._collect, name="assay-store-answers", daemon=True
+            )
+            self._answers.start()
         self._thread = threading.Thread(target=self._drain, name="assay-store", daemon=True)
         self._thread.start()
 
@@ -65,11 +87,24 @@ class GroupWriter:
         await self._slots.acquire()
         self._queue.put(result)
 
+    @property
+    def process(self) -> StoreWriter | None:
+        """The writer process this run commits through, if any."""
+        return self._process
+
     async def close(self) -> None:
-        """Commit everything queued, stop the thread, and raise a write error if one happened."""
+        """Commit everything queued, stop the threads (and the writer process), and raise a
+        write error if one happened."""
         self._queue.put(None)
-        await asyncio.to_thread(self._thread.join)
+        await asyncio.to_thread(self._join)
         self._raise_error()
+
+    def _join(self) -> None:
+        self._thread.join()
+        if self._process is not None and self._answers is not None:
+            self._sent.put(None)
+            self._answers.join()
+            self._process.close()
 
     def _raise_error(self) -> None:
         if self._error is not None:
@@ -93,6 +128,9 @@ class GroupWriter:
                     stop = True
                     break
                 batch.append(item)
+            if self._process is not None and self._error is None:
+                self._send(self._process, batch)
+                continue
             committed = False
             if self._error is None:
                 try:
@@ -100,6 +138,28 @@ class GroupWriter:
                     committed = True
                 except BaseException as exc:  # handed to the event loop by `write` / `close`
                     self._error = exc
+            self._loop.call_soon_threadsafe(self._settle, batch, committed)
+
+    def _send(self, process: StoreWriter, batch: list[CaseResult]) -> None:
+        """Hand a batch to the writer process; `_collect` settles it when it is answered."""
+        try:
+            process.send(self._run_id, [result.model_dump_json() for result in batch])
+        except BaseException as exc:
+            self._error = exc
+            self._loop.call_soon_threadsafe(self._settle, batch, False)
+            return
+        self._sent.put(batch)
+
+    def _collect(self) -> None:
+        """The answers thread: settle each sent batch, in order, as the process answers."""
+        assert self._process is not None
+        while (batch := self._sent.get()) is not None:
+            committed = False
+            try:
+                self._process.receive()
+                committed = True
+            except BaseException as exc:
+                self._error = self._error or exc
             self._loop.call_soon_threadsafe(self._settle, batch, committed)
 
     def _settle(self, batch: list[CaseResult], committed: bool) -> None:

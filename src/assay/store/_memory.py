@@ -71,6 +71,10 @@ class MemorySink:
         """
         self.add_case_results(run_id, [result])
 
+    def spawn_writer(self) -> None:
+        """None: results in memory can only be kept by this process."""
+        return None
+
     def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
         """Keep several case results (all or none).
 

@@ -58,7 +58,11 @@ class PostgresStore(SQLStore):
         # pre_ping: a server restart between two commands of `assay serve` costs a reconnect,
         # not an error page.
         engine = create_engine(url, pool_pre_ping=True)
-        super().__init__(engine, url.render_as_string(hide_password=True))
+        super().__init__(
+            engine,
+            url.render_as_string(hide_password=True),
+            location=url.render_as_string(hide_password=False),
+        )
 
     def _hint(self) -> str:
         return (

@@ -24,6 +24,7 @@ from assay.results import (
 
 if TYPE_CHECKING:
     from assay.store._pages import ResultFilter, ResultPage, ResultSort, RunFacets
+    from assay.store._process_writer import StoreWriter
     from assay.store._sql import Baseline
 
 __all__ = ["ResultSink", "Store"]
@@ -40,6 +41,10 @@ class ResultSink(Protocol):
 
     def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
         """Commit several graded results in one transaction (the runner's group commit)."""
+
+    def spawn_writer(self) -> StoreWriter | None:
+        """A process of its own that commits results to this sink (long runs write through
+        it); None when only this process can write to the sink."""
 
     def finish_run(
         self,

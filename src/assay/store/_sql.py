@@ -11,6 +11,7 @@ written) and, for queries, as rows of `samples`, `grader_results` and
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -56,6 +57,7 @@ from assay.store._pages import (
     run_conditions,
     run_facets,
 )
+from assay.store._process_writer import StoreWriter
 from assay.store._snapshot import decode_snapshot, encode_snapshot
 from assay.store._tables import (
     CASE_LEVEL,
@@ -101,13 +103,23 @@ class SQLStore:
         engine: Where the runs live; its schema is migrated to the current version now.
         where: How messages name the store (a path, or a URL without its password).
         writes: The engine to write through, when writes need their own execution options.
+        location: What `open_store` takes to open the same database in another process
+            (password included), for `spawn_writer`.
 
     Raises:
         UsageError: The database cannot be reached or is not a run store.
     """
 
-    def __init__(self, engine: Engine, where: str, *, writes: Engine | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        where: str,
+        *,
+        writes: Engine | None = None,
+        location: str | None = None,
+    ) -> None:
         self._engine = engine
+        self._location = location
         self._where = where
         self._writes = writes if writes is not None else engine
         try:
@@ -120,6 +132,11 @@ class SQLStore:
         except BaseException:
             self._engine.dispose()
             raise
+
+    def spawn_writer(self) -> StoreWriter | None:
+        """A process that commits results to this database on its own (see `StoreWriter`);
+        None for a store opened on an engine alone, which another process cannot reopen."""
+        return StoreWriter(self._location) if self._location is not None else None
 
     def _hint(self) -> str:
         """What to check when the database cannot be opened."""
@@ -181,7 +198,7 @@ class SQLStore:
             with self._writes.begin() as conn:
                 conn.execute(insert(runs), row)
                 if run.results:
-                    _insert_cases(conn, run.id, 1, run.results)
+                    _insert_cases(conn, run.id, 1, [r.model_dump_json() for r in run.results])
         except IntegrityError as exc:
             if self._exists(run.id):
                 raise ConflictError(f"run '{run.id}' already exists in {self._where}") from exc
@@ -203,7 +220,18 @@ class SQLStore:
         Raises:
             UsageError: The run does not exist, is finished, or already has one of the case ids.
         """
-        if not results:
+        self.add_case_documents(run_id, [result.model_dump_json() for result in results])
+
+    def add_case_documents(self, run_id: str, documents: Sequence[str]) -> None:
+        """`add_case_results` for results already serialised as their §8 JSON documents.
+
+        The store writer process (`assay.store.StoreWriter`) commits through this: it receives
+        the documents, never the result objects.
+
+        Raises:
+            UsageError: The run does not exist, is finished, or already has one of the case ids.
+        """
+        if not documents:
             return
         try:
             with self._writes.begin() as conn:
@@ -211,9 +239,9 @@ class SQLStore:
                 last = conn.execute(
                     select(func.max(case_results.c.seq)).where(case_results.c.run_id == run_id)
                 ).scalar_one()
-                _insert_cases(conn, run_id, (last or 0) + 1, results)
+                _insert_cases(conn, run_id, (last or 0) + 1, documents)
         except IntegrityError as exc:
-            ids = ", ".join(f"'{r.case_id}'" for r in results)
+            ids = ", ".join(f"'{json.loads(d)['case_id']}'" for d in documents)
             raise ConflictError(
                 f"run '{run_id}' already has a result for case {ids}; "
                 "each case is stored once per run"
@@ -662,36 +690,39 @@ def _dump_regression(regression: RegressionResult | None) -> dict[str, JSON] | N
     return regression.model_dump(mode="json") if regression is not None else None
 
 
-def _insert_cases(
-    conn: Connection, run_id: str, first_seq: int, results: Sequence[CaseResult]
-) -> None:
-    """Insert case results and their queryable rows, one statement per table."""
+def _insert_cases(conn: Connection, run_id: str, first_seq: int, texts: Sequence[str]) -> None:
+    """Insert case results, given as their JSON documents, and their queryable rows.
+
+    The rows are read from the stored JSON itself (one way for every writer, including the
+    writer process, which never holds the result objects), one statement per table."""
     cases: list[tuple[Any, ...]] = []
     sample_rows: list[tuple[Any, ...]] = []
     grader_rows: list[tuple[Any, ...]] = []
     outcome_rows: list[tuple[Any, ...]] = []
     tag_rows: list[tuple[Any, ...]] = []
-    for seq, result in enumerate(results, first_seq):
-        case_id = result.case_id
+    for seq, text in enumerate(texts, first_seq):
+        result = json.loads(text)
+        case_id = result["case_id"]
         # A set: the key allows a tag once per case, and a hand-written result may repeat one.
-        tag_rows.extend((run_id, case_id, tag) for tag in sorted(set(result.tags)))
+        tag_rows.extend((run_id, case_id, tag) for tag in sorted(set(result["tags"])))
         cases.append(
             (
                 run_id,
                 seq,
                 case_id,
-                result.verdict,
-                result.score,
-                result.duration_ms,
-                result.model_dump_json(),
+                result["verdict"],
+                result["score"],
+                result["duration_ms"],
+                text,
             )
         )
-        parts: list[tuple[int, Any]] = [(CASE_LEVEL, result)]
-        for sample in result.samples:
+        parts: list[tuple[int, dict[str, Any]]] = [(CASE_LEVEL, result)]
+        for sample in result["samples"]:
+            index = sample["index"]
             sample_rows.append(
-                (run_id, case_id, sample.index, sample.verdict, sample.score, sample.duration_ms)
+                (run_id, case_id, index, sample["verdict"], sample["score"], sample["duration_ms"])
             )
-            parts.append((sample.index, sample))
+            parts.append((index, sample))
         for index, part in parts:
             grader_rows.extend(
                 (
@@ -699,15 +730,15 @@ def _insert_cases(
                     case_id,
                     index,
                     position,
-                    grader.name,
-                    grader.type,
-                    grader.verdict,
-                    grader.score,
-                    grader.weight,
-                    grader.required,
-                    grader.judge_model,
+                    grader["name"],
+                    grader["type"],
+                    grader["verdict"],
+                    grader["score"],
+                    grader["weight"],
+                    grader["required"],
+                    grader["judge_model"],
                 )
-                for position, grader in enumerate(part.grader_results)
+                for position, grader in enumerate(part["grader_results"])
             )
             outcome_rows.extend(
                 (
@@ -715,11 +746,11 @@ def _insert_cases(
                     case_id,
                     index,
                     position,
-                    outcome.outcome,
-                    outcome.passed,
-                    outcome.justification,
+                    outcome["outcome"],
+                    outcome["passed"],
+                    outcome["justification"],
                 )
-                for position, outcome in enumerate(part.expected_outcome_results)
+                for position, outcome in enumerate(part["expected_outcome_results"])
             )
     for table, columns, rows in (
         (case_results, _CASE_COLUMNS, cases),

@@ -81,7 +81,10 @@ class SQLiteStore(SQLStore):
         event.listen(engine, "connect", _on_connect)
         event.listen(engine, "begin", _on_begin)
         super().__init__(
-            engine, str(self._path), writes=engine.execution_options(**{_WRITE_OPTION: True})
+            engine,
+            str(self._path),
+            writes=engine.execution_options(**{_WRITE_OPTION: True}),
+            location=str(self._path),
         )
 
     def _hint(self) -> str:

@@ -1,0 +1,126 @@
+"""A process of its own that commits a run's results, so storage never competes for the GIL.
+
+Graded recordings run at thousands of cases a second, all on the event loop's thread. A
+writer thread in the same process barely helps: the sqlite3 driver hands the GIL back and
+forth around every row, so grading and storing take turns instead of overlapping (100,000
+cases: 22 s with the thread, the store's own work ~50 µs a case). This process receives each
+batch as the results' JSON documents, builds the rows and commits, while the run goes on.
+
+Batches are committed in the order they are sent, one transaction each, and each gets an
+answer (committed, or why not) in that order. The process ignores Ctrl-C, so an interrupted
+run still commits everything it sent; if the run's process dies, the writer sees its input
+close, commits what it received and exits.
+
+Messages are length-prefixed pickles over the child's stdin and stdout; both ends are this
+module, in processes of the same installation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+import subprocess
+import sys
+from typing import IO, Any
+
+from assay.errors import AssayError, UsageError
+from assay.store._errors import ConflictError
+
+__all__ = ["StoreWriter", "StoreWriterError", "receive_message", "send_message"]
+
+_HEADER = 4
+
+
+class StoreWriterError(AssayError):
+    """The writer process failed or ended before answering for a batch."""
+
+
+def send_message(stream: IO[bytes], message: Any) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(len(data).to_bytes(_HEADER, "big") + data)
+    stream.flush()
+
+
+def receive_message(stream: IO[bytes]) -> tuple[bool, Any]:
+    """(True, message), or (False, None) when the other end closed the stream."""
+    header = stream.read(_HEADER)
+    if len(header) < _HEADER:
+        return False, None
+    size = int.from_bytes(header, "big")
+    data = stream.read(size)
+    if len(data) < size:
+        return False, None
+    return True, pickle.loads(data)  # noqa: S301 -- written by this module's other end
+
+
+class StoreWriter:
+    """Commits batches of results to the store at `location` from a child process.
+
+    `send` does not wait: call `receive` once per batch sent, in order, for its outcome
+    (typically from another thread). `close` commits what was sent and ends the process.
+    """
+
+    def __init__(self, location: str) -> None:
+        """Start the process; `location` is what `open_store` accepts (a URL may hold a
+        password, so it travels through the pipe, never on the command line)."""
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "assay.store._writer_main"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._input = self._process.stdin
+        self._output = self._process.stdout
+        send_message(self._input, location)
+
+    @property
+    def pid(self) -> int:
+        """The writer's process id."""
+        return self._process.pid
+
+    def send(self, run_id: str, documents: list[str]) -> None:
+        """Queue one batch (the results' JSON documents) for commit, in one transaction.
+
+        Raises:
+            StoreWriterError: The process has ended.
+        """
+        try:
+            send_message(self._input, (run_id, documents))
+        except (BrokenPipeError, ValueError):
+            raise self._ended() from None
+
+    def receive(self) -> None:
+        """Wait for the outcome of the oldest batch not yet answered for.
+
+        Raises:
+            ConflictError: A case of the batch is already stored for the run.
+            UsageError: The run does not exist or is finished.
+            StoreWriterError: The database failed, or the process ended first.
+        """
+        received, outcome = receive_message(self._output)
+        if not received:
+            raise self._ended()
+        if outcome is None:
+            return
+        kind, message = outcome
+        raise {"conflict": ConflictError, "usage": UsageError}.get(kind, StoreWriterError)(message)
+
+    def close(self) -> None:
+        """Ask the process to end once everything sent is committed, and wait for it."""
+        with contextlib.suppress(BrokenPipeError, ValueError):  # gone: `receive` says so
+            send_message(self._input, None)
+        self._close_streams()
+        self._process.wait()
+
+    def _close_streams(self) -> None:
+        for stream in (self._input, self._output):
+            # Closing flushes; a dead reader's pipe refuses what is left, which is lost anyway.
+            with contextlib.suppress(BrokenPipeError):
+                stream.close()
+
+    def _ended(self) -> StoreWriterError:
+        code = self._process.wait()
+        return StoreWriterError(
+            f"the store writer process ended unexpectedly (exit code {code}); "
+            "the results it had not committed are not stored: complete the run with --resume"
+        )

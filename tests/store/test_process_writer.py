@@ -1,0 +1,152 @@
+"""The store writer process: batches committed in order, answers, errors, Ctrl-C, a dead run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from assay.errors import UsageError
+from assay.results import CaseResult, RunResult
+from assay.store import (
+    ConflictError,
+    MemorySink,
+    SQLiteStore,
+    SQLStore,
+    StoreWriter,
+    StoreWriterError,
+)
+
+MakeCase = Callable[..., CaseResult]
+
+
+def _documents(make_case: MakeCase, *ids: str) -> list[str]:
+    return [make_case(i).model_dump_json() for i in ids]
+
+
+def _writer(store: SQLStore) -> StoreWriter:
+    writer = store.spawn_writer()
+    assert writer is not None
+    return writer
+
+
+def test_batches_are_committed_in_order_with_every_nested_row(
+    store: SQLStore, make_run: Callable[..., RunResult], rich_cases: list[CaseResult]
+) -> None:
+    store.create_run(make_run(), {})
+    writer = _writer(store)
+    writer.send("run-0001", [rich_cases[0].model_dump_json()])
+    writer.send("run-0001", [c.model_dump_json() for c in rich_cases[1:]])
+    writer.receive()
+    writer.receive()
+    writer.close()
+    stored = list(store.iter_case_results("run-0001"))
+    assert stored == rich_cases  # order, samples, details and outcomes all survive
+    assert store.get_run_facets("run-0001").graders  # grader rows were written too
+
+
+def test_a_refused_batch_is_answered_with_its_error_and_later_batches_still_commit(
+    store: SQLStore, make_run: Callable[..., RunResult], make_case: MakeCase
+) -> None:
+    store.create_run(make_run(), {})
+    writer = _writer(store)
+    writer.send("run-0001", _documents(make_case, "a", "b"))
+    writer.send("run-0001", _documents(make_case, "b"))
+    writer.send("no-such-run", _documents(make_case, "c"))
+    writer.send("run-0001", _documents(make_case, "d"))
+    writer.receive()
+    with pytest.raises(ConflictError, match="already has a result for case 'b'"):
+        writer.receive()
+    with pytest.raises(UsageError, match="no-such-run") as refused:
+        writer.receive()
+    assert not isinstance(refused.value, ConflictError)
+    writer.receive()
+    writer.close()
+    assert [r.case_id for r in store.iter_case_results("run-0001")] == ["a", "b", "d"]
+
+
+def test_the_writer_ignores_ctrl_c_so_an_interrupted_run_still_commits(
+    sqlite_store: SQLiteStore, make_run: Callable[..., RunResult], make_case: MakeCase
+) -> None:
+    sqlite_store.create_run(make_run(), {})
+    writer = _writer(sqlite_store)
+    writer.send("run-0001", _documents(make_case, "a"))
+    writer.receive()  # the process is up and has its signal handling in place
+    os.kill(writer.pid, signal.SIGINT)
+    writer.send("run-0001", _documents(make_case, "b"))
+    writer.receive()
+    writer.close()
+    assert [r.case_id for r in sqlite_store.iter_case_results("run-0001")] == ["a", "b"]
+
+
+def test_a_killed_writer_is_reported_with_the_way_to_complete_the_run(
+    sqlite_store: SQLiteStore, make_run: Callable[..., RunResult], make_case: MakeCase
+) -> None:
+    sqlite_store.create_run(make_run(), {})
+    writer = _writer(sqlite_store)
+    writer.send("run-0001", _documents(make_case, "a"))
+    writer.receive()
+    os.kill(writer.pid, signal.SIGKILL)
+    time.sleep(0.2)
+    with pytest.raises(StoreWriterError, match=r"ended unexpectedly .*--resume"):
+        writer.send("run-0001", _documents(make_case, "b"))
+        writer.receive()
+    writer.close()  # safe on a dead process
+    assert [r.case_id for r in sqlite_store.iter_case_results("run-0001")] == ["a"]
+
+
+PARENT = """
+import os, sys
+from assay.results import CaseResult
+from assay.store import SQLiteStore
+store = SQLiteStore(sys.argv[1])
+writer = store.spawn_writer()
+docs = [CaseResult(case_id=f"c{i}", score=1.0, verdict="pass", threshold=0.8).model_dump_json()
+        for i in range(300)]
+writer.send("run-0001", docs[:150])
+writer.send("run-0001", docs[150:])
+print(writer.pid, flush=True)
+os._exit(9)  # dies without waiting for the answers or closing the writer
+"""
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's zombie waits for whoever adopted it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_when_the_run_dies_the_writer_commits_what_it_received_and_exits(
+    sqlite_store: SQLiteStore, make_run: Callable[..., RunResult], tmp_path: Path
+) -> None:
+    sqlite_store.create_run(make_run(), {})
+    script = tmp_path / "parent.py"
+    script.write_text(PARENT)
+    done = subprocess.run(
+        [sys.executable, str(script), str(sqlite_store.path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 9, done.stderr
+    child = int(done.stdout.strip())
+    deadline = time.monotonic() + 30
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(child)  # no orphan left behind
+    stored = [r.case_id for r in sqlite_store.iter_case_results("run-0001")]
+    assert stored == [f"c{i}" for i in range(300)]
+
+
+def test_only_a_database_can_be_written_from_another_process() -> None:
+    assert MemorySink().spawn_writer() is None
