@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check --quiet
 
-.PHONY: demo test lint typecheck unit provision schema docs clean
+.PHONY: demo test lint typecheck unit provision schema docs clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,3 +56,8 @@ clean:
 
 docs: $(VENV)/.installed
 	$(BIN)/python scripts/gen_cli_docs.py
+
+# Every benchmark at issue #10's sizes (~3-4 min on 2 cores), then the targets table; exits 1
+# when a target is not met. Options: make bench BENCH_ARGS='--quick' (--repeats K, --only NAME).
+bench: $(VENV)/.installed
+	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from dataclasses import dataclass
 
 from assay.comparison import compare
 from assay.results import CaseResult, RunConfigSnapshot, RunResult, RunSummary, Verdict
@@ -51,26 +52,49 @@ def synthetic_runs(cases: int, seed: int = 7) -> tuple[RunResult, RunResult]:
     )
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """Timings of `compare` over two synthetic runs, and what it found."""
+
+    cases: int
+    first_s: float
+    """The first call, with the lazy numpy and scipy imports."""
+    best_s: float
+    resamples: int
+    regressed: int
+    mcnemar_p: float
+
+
+def measure(cases: int, repeats: int) -> Comparison:
+    """Build two runs of `cases` cases (not timed), then time `compare` `repeats` times."""
+    base, head = synthetic_runs(cases)
+    timings = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        result = compare(base, head)
+        timings.append(time.perf_counter() - started)
+    s, st = result.summary, result.statistics
+    return Comparison(
+        cases, timings[0], min(timings), st.resamples, s.case_counts["regressed"], st.mcnemar_p
+    )
+
+
+def table(c: Comparison) -> list[str]:
+    """The Markdown table of one comparison's timings."""
+    return [
+        "| cases per run | first call (with imports) | best | resamples | regressed | McNemar p |",
+        "|---|---|---|---|---|---|",
+        f"| {c.cases:,} | {c.first_s:.2f} s | {c.best_s:.2f} s | {c.resamples:,} "
+        f"| {c.regressed:,} | {c.mcnemar_p:.3g} |",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=3, help="report the best of this many")
     args = parser.parse_args()
-    base, head = synthetic_runs(args.cases)
-    timings = []
-    for _ in range(args.repeats):
-        started = time.perf_counter()
-        result = compare(base, head)
-        timings.append(time.perf_counter() - started)
-    s, st = result.summary, result.statistics
-    print(
-        "| cases per run | first call (with imports) | best | resamples | regressed | McNemar p |"
-    )
-    print("|---|---|---|---|---|---|")
-    print(
-        f"| {args.cases:,} | {timings[0]:.2f} s | {min(timings):.2f} s | {st.resamples:,} "
-        f"| {s.case_counts['regressed']:,} | {st.mcnemar_p:.3g} |"
-    )
+    print("\n".join(table(measure(args.cases, args.repeats))))
 
 
 if __name__ == "__main__":

@@ -110,6 +110,46 @@ def best_of(
     return min(results, key=lambda r: r.wall_s)
 
 
+def memory(sizes: tuple[int, ...], repeats: int = 1) -> list[Result]:
+    """Latency 0, concurrency 64: what the process holds as the number of cases grows.
+
+    Each size's wall and peak RSS are each the lowest of `repeats` runs.
+    """
+    rows = []
+    for n in sizes:
+        runs = [run_once(n, 0.0, 64) for _ in range(repeats)]
+        rows.append(
+            Result(n, 0.0, 64, min(r.wall_s for r in runs), min(r.peak_rss_mb for r in runs))
+        )
+    return rows
+
+
+def table(rows: list[Result]) -> list[str]:
+    """The Markdown table of runner results."""
+    lines = [
+        "| cases | latency | concurrency | judge call | floor | wall (whole process) "
+        "| wall / floor | peak RSS |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.cases:,} | {r.latency_ms:.0f} ms | {r.concurrency} | "
+            f"{'yes' if r.judged else 'no'} | {r.floor_s:.2f} s | "
+            f"{r.wall_s:.2f} s | {r.wall_s / r.floor_s:.2f}× | {r.peak_rss_mb:.0f} MB |"
+        )
+    return lines
+
+
+def memory_table(rows: list[Result]) -> list[str]:
+    """The Markdown table of `memory` results, with the RSS ratio of the largest to the first."""
+    lines = ["| cases (latency 0, c=64) | wall | peak RSS |", "|---|---|---|"]
+    lines += [f"| {r.cases:,} | {r.wall_s:.2f} s | {r.peak_rss_mb:.0f} MB |" for r in rows]
+    first, last = rows[0], rows[-1]
+    ratio = last.peak_rss_mb / first.peak_rss_mb
+    lines.append(f"\nRSS ratio {last.cases:,}/{first.cases:,}: {ratio:.2f}")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int)
@@ -127,25 +167,10 @@ def main() -> None:
             best_of(args.repeats, 1000, 50.0, 32),
             best_of(args.repeats, 5000, 50.0, 64),
         ]
-    print(
-        "| cases | latency | concurrency | judge call | floor | wall (whole process) "
-        "| wall / floor | peak RSS |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        print(
-            f"| {r.cases} | {r.latency_ms:.0f} ms | {r.concurrency} | "
-            f"{'yes' if r.judged else 'no'} | {r.floor_s:.2f} s | "
-            f"{r.wall_s:.2f} s | {r.wall_s / r.floor_s:.2f}× | {r.peak_rss_mb:.0f} MB |"
-        )
+    print("\n".join(table(rows)))
     if not args.cases:
-        memory = [best_of(1, n, 0.0, 64) for n in (2000, 20000)]
         print()
-        print("| cases (latency 0, c=64) | wall | peak RSS |")
-        print("|---|---|---|")
-        for r in memory:
-            print(f"| {r.cases} | {r.wall_s:.2f} s | {r.peak_rss_mb:.0f} MB |")
-        print(f"\nRSS ratio 20k/2k: {memory[1].peak_rss_mb / memory[0].peak_rss_mb:.2f}")
+        print("\n".join(memory_table(memory((2000, 20000)))))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -39,22 +40,31 @@ def _best(args: list[str], cwd: Path, repeats: int) -> float:
     return min(timings)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=100_000)
-    parser.add_argument("--runs", type=int, default=10_000)
-    parser.add_argument("--repeats", type=int, default=3, help="report the best of this many")
-    parser.add_argument("--db", help="a database URL (default: a SQLite file in a temp dir)")
-    args = parser.parse_args()
+@dataclass(frozen=True)
+class StoreTimings:
+    """Whole `assay` processes over a seeded store: compare two runs, list runs."""
+
+    backend: str
+    cases: int
+    runs: int
+    seeded_s: float
+    compare_s: float
+    list_s: float
+    list_suite_s: float
+
+
+def measure(cases: int, runs: int, repeats: int, db: str | None = None) -> StoreTimings:
+    """Seed a store (a temporary SQLite file, or `db`) and time the commands, best of `repeats`."""
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        db = args.db or str(directory / "bench.db")
+        where = db or str(directory / "bench.db")
         started = time.perf_counter()
-        with open_store(db) as store:
-            base, head = synthetic_runs(args.cases)
+        store = open_store(where)  # the Store protocol promises close(), not a context
+        try:
+            base, head = synthetic_runs(cases)
             for run in (base, head):
                 store.create_run(run, {})
-            for i in range(args.runs - 2):
+            for i in range(runs - 2):
                 store.create_run(
                     RunResult(
                         id=f"listed-{i:05d}",
@@ -67,19 +77,37 @@ def main() -> None:
                     ),
                     {},
                 )
+        finally:
+            store.close()
         seeded = time.perf_counter() - started
-        where = ["--db", db]
-        compared = _best(["compare", "base", "head", "--json", *where], directory, args.repeats)
-        listed = _best(["runs", "list", *where], directory, args.repeats)
-        filtered = _best(["runs", "list", "--suite", "suite-7", *where], directory, args.repeats)
-    backend = "PostgreSQL" if args.db else "SQLite"
-    print(f"seeded {args.runs:,} runs ({args.cases:,} cases × 2) in {seeded:.1f} s ({backend})")
-    print("| backend | compare 2 × cases | `runs list` among runs | `runs list --suite` |")
-    print("|---|---|---|---|")
-    print(
-        f"| {backend} | {args.cases:,}: {compared:.2f} s | {args.runs:,}: {listed:.2f} s "
-        f"| {filtered:.2f} s |"
-    )
+        option = ["--db", where]
+        compared = _best(["compare", "base", "head", "--json", *option], directory, repeats)
+        listed = _best(["runs", "list", *option], directory, repeats)
+        filtered = _best(["runs", "list", "--suite", "suite-7", *option], directory, repeats)
+    backend = "PostgreSQL" if db else "SQLite"
+    return StoreTimings(backend, cases, runs, seeded, compared, listed, filtered)
+
+
+def table(t: StoreTimings) -> list[str]:
+    """The Markdown table of one store benchmark (seeding is reported, not timed in it)."""
+    return [
+        f"seeded {t.runs:,} runs ({t.cases:,} cases × 2) in {t.seeded_s:.1f} s ({t.backend})",
+        "",
+        "| backend | compare 2 × cases | `runs list` among runs | `runs list --suite` |",
+        "|---|---|---|---|",
+        f"| {t.backend} | {t.cases:,}: {t.compare_s:.2f} s | {t.runs:,}: {t.list_s:.2f} s "
+        f"| {t.list_suite_s:.2f} s |",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=3, help="report the best of this many")
+    parser.add_argument("--db", help="a database URL (default: a SQLite file in a temp dir)")
+    args = parser.parse_args()
+    print("\n".join(table(measure(args.cases, args.runs, args.repeats, args.db))))
 
 
 if __name__ == "__main__":
