@@ -43,9 +43,10 @@ def _log(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace")[-4000:]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_address() -> Iterator[str]:
-    """The `HOST:PORT` of a running two-CPU cluster, stopped at the end of the session.
+    """The `HOST:PORT` of a running two-CPU cluster, stopped after the module's tests (its
+    processes would otherwise idle through the rest of the session).
 
     Without Ray the tests fail under CI (`make test` installs it with `.[dev]`) and skip
     elsewhere.
