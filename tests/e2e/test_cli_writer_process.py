@@ -18,6 +18,7 @@ from pathlib import Path
 
 from assay.runner._writer import PROCESS_MIN_CASES
 from assay.store import SQLiteStore
+from tests._processes import running
 from tests.conftest import write
 from tests.e2e._cli import ASSAY, assay
 
@@ -101,14 +102,6 @@ def _writer_processes(parent: int) -> list[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 def _resume_completes(tmp: Path, run_id: str) -> None:
     resumed = assay("run", "--resume", run_id, "--json", cwd=tmp)
     assert resumed.returncode == 0, resumed.stderr
@@ -144,9 +137,9 @@ def test_sigkill_leaves_no_writer_behind_and_resume_completes(tmp_path: Path) ->
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
     deadline = time.monotonic() + 30
-    while _alive(writer) and time.monotonic() < deadline:
+    while running(writer) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(writer)  # it saw its input close, committed what it had, and ended
+    assert not running(writer)  # it saw its input close, committed what it had, and ended
     with SQLiteStore(db) as store:
         (run,) = store.list_runs()
     assert run.status == "running"  # what a killed process leaves behind

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests._processes import running
 
 from assay.errors import UsageError
 from assay.results import CaseResult, RunResult
@@ -116,15 +117,6 @@ os._exit(9)  # dies without waiting for the answers or closing the writer
 """
 
 
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (an orphan's zombie waits for whoever adopted it)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 def test_when_the_run_dies_the_writer_commits_what_it_received_and_exits(
     sqlite_store: SQLiteStore, make_run: Callable[..., RunResult], tmp_path: Path
 ) -> None:
@@ -141,9 +133,9 @@ def test_when_the_run_dies_the_writer_commits_what_it_received_and_exits(
     assert done.returncode == 9, done.stderr
     child = int(done.stdout.strip())
     deadline = time.monotonic() + 30
-    while _running(child) and time.monotonic() < deadline:
+    while running(child) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _running(child)  # no orphan left behind
+    assert not running(child)  # no orphan left behind
     stored = [r.case_id for r in sqlite_store.iter_case_results("run-0001")]
     assert stored == [f"c{i}" for i in range(300)]
 
