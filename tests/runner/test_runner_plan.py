@@ -354,8 +354,11 @@ def test_concurrency_resolution(
 
 def test_iter_cases_keeps_suite_order_and_skips_done_cases() -> None:
     planned = plan(suite(case("a", 1.0), case("b", 1.0), case("c", 1.0)))
-    assert [c.test.id for c in iter_cases(planned)] == ["a", "b", "c"]
-    assert [c.test.id for c in iter_cases(planned, skip={"b", "zzz"})] == ["a", "c"]
+    assert [(i, c.test.id) for i, c in iter_cases(planned)] == [(0, "a"), (1, "b"), (2, "c")]
+    assert [(i, c.test.id) for i, c in iter_cases(planned, skip={"b", "zzz"})] == [
+        (0, "a"),
+        (2, "c"),
+    ]
 
 
 def test_the_request_carries_the_case() -> None:

@@ -33,7 +33,7 @@ from assay.results import (
     now_iso,
 )
 from assay.runner._dispatch import Dispatcher, LocalDispatch, RayOptions
-from assay.runner._plan import RunOptions, RunPlan, check_judge_key
+from assay.runner._plan import RunOptions, RunPlan, check_judge_key, iter_cases
 from assay.runner._regression import RegressionTracker, track_new_run, track_resumed_run
 from assay.runner._retry import RetryPolicy
 from assay.runner._writer import GroupWriter
@@ -312,7 +312,7 @@ async def _execute(
     state = _Execution(plan, sink, regression)
     run = state.start(run_id, started_at, resume)
     done = state.done_ids
-    cases = ((i, case) for i, case in enumerate(plan.cases) if case.test.id not in done)
+    cases = iter_cases(plan, done)
 
     def committed(results: list[CaseResult]) -> None:
         # The summary and progress count what is stored, never a result the sink refused.

@@ -397,8 +397,9 @@ def _first(*values: float | None) -> float:
     raise ValueError("no value")  # pragma: no cover — callers end with a default
 
 
-def iter_cases(plan: RunPlan, skip: set[str] | None = None) -> Iterator[CasePlan]:
-    """The cases to run, in suite order, without those already done (for resume)."""
-    for case in plan.cases:
+def iter_cases(plan: RunPlan, skip: set[str] | None = None) -> Iterator[tuple[int, CasePlan]]:
+    """The cases to run with their positions in the plan, in suite order, without those
+    already done (for resume); the Ray executor names cases to its workers by position."""
+    for index, case in enumerate(plan.cases):
         if skip is None or case.test.id not in skip:
-            yield case
+            yield index, case
