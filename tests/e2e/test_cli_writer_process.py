@@ -52,13 +52,14 @@ def _suite(tmp: Path) -> Path:
 
 @contextlib.contextmanager
 def _started(tmp: Path) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(
-        [ASSAY, "run", "s.eval.yaml"],
-        cwd=tmp,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "SLOW": "1"},
-    )
+    with (tmp / "stderr.log").open("wb") as stderr:  # the child keeps its own descriptor
+        proc = subprocess.Popen(
+            [ASSAY, "run", "s.eval.yaml"],
+            cwd=tmp,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env={**os.environ, "SLOW": "1"},
+        )
     try:
         yield proc
     finally:
@@ -143,4 +144,23 @@ def test_sigkill_leaves_no_writer_behind_and_resume_completes(tmp_path: Path) ->
     with SQLiteStore(db) as store:
         (run,) = store.list_runs()
     assert run.status == "running"  # what a killed process leaves behind
+    _resume_completes(tmp_path, run.id)
+
+
+def test_a_killed_writer_fails_the_run_cleanly_and_resume_completes(tmp_path: Path) -> None:
+    db = _suite(tmp_path)
+    with _started(tmp_path) as proc:
+        _wait_for_stored(db, 1000)
+        (writer,) = _writer_processes(proc.pid)
+        os.kill(writer, signal.SIGKILL)
+        proc.wait(timeout=60)
+    stderr = (tmp_path / "stderr.log").read_text()
+    assert proc.returncode == 2, stderr
+    assert "error: the store writer process ended unexpectedly" in stderr
+    assert "--resume" in stderr
+    assert "Traceback" not in stderr
+    with SQLiteStore(db) as store:
+        (run,) = store.list_runs()
+    assert run.status == "failed"
+    assert run.summary.total == _stored(db)  # counted exactly what was committed
     _resume_completes(tmp_path, run.id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import threading
 import time
 from collections.abc import Sequence
@@ -14,7 +15,7 @@ import pytest
 from assay.results import CaseResult, RunConfigSnapshot, RunResult, RunSummary, now_iso
 from assay.runner import _writer
 from assay.runner._writer import GroupWriter
-from assay.store import ConflictError, SQLiteStore
+from assay.store import ConflictError, SQLiteStore, StoreWriterError
 
 
 def _case(i: int) -> CaseResult:
@@ -179,3 +180,39 @@ def test_a_batch_the_writer_process_refuses_is_raised_and_not_reported(tmp_path:
         _through_store(store, ["c0", "c1"], cases=_writer.PROCESS_MIN_CASES)
     with SQLiteStore(tmp_path / "runs.db") as reopened:
         assert [r.case_id for r in reopened.iter_case_results("run-1")] == ["c1"]
+
+
+def test_a_dead_writer_process_fails_the_writes_and_reports_only_what_it_committed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_writer, "MAX_BATCH", 8)
+    store = _store_run(tmp_path / "runs.db")
+    committed: list[str] = []
+
+    async def main() -> None:
+        writer = GroupWriter(
+            store,
+            "run-1",
+            lambda rs: committed.extend(r.case_id for r in rs),
+            cases=_writer.PROCESS_MIN_CASES,
+        )
+        assert writer.process is not None
+        for i in range(8):
+            await writer.write(_case(i))
+        while len(committed) < 8:  # the first batch is answered
+            await asyncio.sleep(0.01)
+        os.kill(writer.process.pid, signal.SIGKILL)
+        with pytest.raises(StoreWriterError, match="--resume"):
+            try:
+                for i in range(8, 400):
+                    await writer.write(_case(i))
+                    await asyncio.sleep(0)
+            finally:  # as the run does: whatever failed, the writer is closed
+                await writer.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        store.close()
+    with SQLiteStore(tmp_path / "runs.db") as reopened:
+        assert [r.case_id for r in reopened.iter_case_results("run-1")] == committed

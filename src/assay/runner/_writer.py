@@ -68,11 +68,10 @@ class GroupWriter:
         self._error: BaseException | None = None
         self._process = sink.spawn_writer() if cases >= PROCESS_MIN_CASES else None
         self._sent: queue.SimpleQueue[list[CaseResult] | None] = queue.SimpleQueue()
-        self._answers: threading.Thread | None = None
+        self._answers = threading.Thread(
+            target=self._collect, name="assay-store-answers", daemon=True
+        )
         if self._process is not None:
-            self._answers = threading.Thread(
-                target=self._collect, name="assay-store-answers", daemon=True
-            )
             self._answers.start()
         self._thread = threading.Thread(target=self._drain, name="assay-store", daemon=True)
         self._thread.start()
@@ -101,7 +100,7 @@ class GroupWriter:
 
     def _join(self) -> None:
         self._thread.join()
-        if self._process is not None and self._answers is not None:
+        if self._process is not None:
             self._sent.put(None)
             self._answers.join()
             self._process.close()
@@ -145,7 +144,7 @@ class GroupWriter:
         try:
             process.send(self._run_id, [result.model_dump_json() for result in batch])
         except BaseException as exc:
-            self._error = exc
+            self._error = self._error or exc  # the answers thread may have failed first
             self._loop.call_soon_threadsafe(self._settle, batch, False)
             return
         self._sent.put(batch)

@@ -23,7 +23,7 @@ import subprocess
 import sys
 from typing import IO, Any
 
-from assay.errors import AssayError, UsageError
+from assay.errors import UsageError, UserError
 from assay.store._errors import ConflictError
 
 __all__ = ["StoreWriter", "StoreWriterError", "receive_message", "send_message"]
@@ -31,8 +31,11 @@ __all__ = ["StoreWriter", "StoreWriterError", "receive_message", "send_message"]
 _HEADER = 4
 
 
-class StoreWriterError(AssayError):
-    """The writer process failed or ended before answering for a batch."""
+class StoreWriterError(UserError):
+    """The writer process failed or ended before answering for a batch.
+
+    Reported like a user's error (a message, exit 2, no traceback): it is never a wrong
+    result, the run keeps everything committed, and the message says how to complete it."""
 
 
 def send_message(stream: IO[bytes], message: Any) -> None:
