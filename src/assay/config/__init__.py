@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         InputMessage,
         ProjectConfig,
         Suite,
+        SuiteTests,
         TestCase,
     )
     from assay.config._yaml import SourceMap, format_path, interpolate_env, load_yaml
@@ -67,6 +68,7 @@ _MODULES = {
         "ProjectConfig",
         "RegressionConfig",
         "Suite",
+        "SuiteTests",
         "TestCase",
     ],
     "assay.config._yaml": ["SourceMap", "format_path", "interpolate_env", "load_yaml"],
@@ -86,6 +88,7 @@ __all__ = [
     "StudioConfig",
     "Suite",
     "SuiteExecution",
+    "SuiteTests",
     "TestCase",
     "TestExecution",
     "VerdictBands",

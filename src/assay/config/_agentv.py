@@ -26,7 +26,7 @@ from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigIssue
 from assay.results import JSON
 
-__all__ = ["rewrite_agentv_suite", "rewrite_agentv_tests"]
+__all__ = ["AgentVTests", "rewrite_agentv_suite"]
 
 _DROPPED = ("$schema", "requires", "category", "version", "author", "license")
 """Catalogue metadata of AgentV files: it changes no result and assay has no place for it."""
@@ -355,15 +355,44 @@ def rewrite_agentv_suite(
     return [_announce(source, marker), *rewriter.warnings], rewriter.errors
 
 
-def rewrite_agentv_tests(
-    tests: list[JSON], source: SourceMap, base_dir: Path, suite_target: JSON = None
-) -> tuple[list[ConfigIssue], list[ConfigIssue]]:
-    """Rewrite AgentV tests loaded from a dataset file (JSONL/YAML); returns (warnings,
-    errors)."""
-    marker = tests_marker(tests, ())
-    if marker is None:
-        return [], []
-    rewriter = _Suite(source, base_dir)
-    for i, test in enumerate(tests):
-        rewriter.test(test, (i,), suite_target)
-    return [_announce(source, marker), *rewriter.warnings], rewriter.errors
+class AgentVTests:
+    """AgentV rewriting of a dataset file's tests, one test at a time as they are read.
+
+    A dataset is AgentV's when any of its tests uses a form only AgentV has; then every test
+    is rewritten. The reader looks for the first marker with `marker`, and when tests before
+    it went by unrewritten it reads the dataset again, rewriting from the first test.
+    """
+
+    def __init__(
+        self, source: SourceMap, base_dir: Path, announce: ConfigIssue, suite_target: JSON = None
+    ) -> None:
+        """`source` locates the test being rewritten (its paths start with the test's index);
+        `announce` is the warning `announcement` made where the dataset first uses AgentV."""
+        self._rewriter = _Suite(source, base_dir)
+        self._target = suite_target
+        self._announce = announce
+
+    @staticmethod
+    def marker(test: JSON, index: int) -> LocPath | None:
+        """Where test `index` uses a form only AgentV has (`(index, key)`), or None."""
+        found = tests_marker([test], ())
+        return None if found is None else (index, *found[1:])
+
+    @staticmethod
+    def announcement(source: SourceMap, marker: LocPath) -> ConfigIssue:
+        """The warning that the dataset is read as AgentV's, located at `marker`."""
+        return _announce(source, marker)
+
+    def rewrite(self, test: JSON, index: int) -> None:
+        """Rewrite test `index` in place."""
+        self._rewriter.test(test, (index,), self._target)
+
+    @property
+    def warnings(self) -> list[ConfigIssue]:
+        """The announcement, then every rewrite's warnings in order."""
+        return [self._announce, *self._rewriter.warnings]
+
+    @property
+    def errors(self) -> list[ConfigIssue]:
+        """Every rewrite's errors in order."""
+        return self._rewriter.errors

@@ -16,7 +16,7 @@ __all__ = [
     "canonical_grader_type",
     "rewrite_project",
     "rewrite_suite",
-    "rewrite_tests",
+    "rewrite_test",
 ]
 
 GRADER_TYPE_ALIASES = {"llm-judge": "llm-grader", "code-judge": "code-grader"}
@@ -145,13 +145,12 @@ def rewrite_suite(data: JSON, source: SourceMap) -> tuple[list[ConfigIssue], lis
     return rewriter.warnings, rewriter.errors
 
 
-def rewrite_tests(
-    tests: list[JSON], source: SourceMap, prefix: LocPath
+def rewrite_test(
+    test: JSON, source: SourceMap, path: LocPath
 ) -> tuple[list[ConfigIssue], list[ConfigIssue]]:
-    """Rewrite tests loaded from a dataset file; returns (warnings, errors)."""
+    """Rewrite one test read from a dataset file, in place; returns (warnings, errors)."""
     rewriter = _Rewriter(source)
-    for i, test in enumerate(tests):
-        rewriter.test(test, (*prefix, i))
+    rewriter.test(test, path)
     return rewriter.warnings, rewriter.errors
 
 

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assay.config._suite import Suite
-from assay.config._yaml import LocPath, SourceMap
+from assay.config._suite import Suite, TestCase
+from assay.config._yaml import Located, LocPath, SourceMap
 from assay.errors import ConfigIssue
 from assay.graders import Composite, Grader, JudgedGrader, Rubrics, TestFacts
 from assay.scoring import SafetyGate
 
-__all__ = ["NEEDS_JUDGE", "case_graders", "check_suite"]
+__all__ = ["NEEDS_JUDGE", "SuiteChecker", "case_graders", "check_suite"]
 
 
-def case_graders(suite: Suite, index: int) -> list[tuple[Grader, LocPath]]:
+def case_graders(
+    suite: Suite, index: int, test: TestCase | None = None
+) -> list[tuple[Grader, LocPath]]:
     """Test `index`'s graders in run order (its own, its `rubrics`, then the suite defaults)
-    with their paths."""
-    test = suite.tests[index]
+    with their paths. Pass `test` when it is at hand: reading `suite.tests[index]` builds it."""
+    test = suite.tests[index] if test is None else test
     graders: list[tuple[Grader, LocPath]] = [
         (g, ("tests", index, "assertions", i)) for i, g in enumerate(test.assertions)
     ]
@@ -73,18 +75,26 @@ def _wants_default_judge(grader: Grader) -> bool:
     return grader.judge is None or grader.judge.model is None
 
 
-def check_suite(
-    suite: Suite, source: SourceMap, suite_dir: Path | None = None
-) -> tuple[list[ConfigIssue], list[ConfigIssue]]:
-    """Cross-field problems of a validated suite, each located; and the places that need the
-    default judge (the first few), which are problems only if the run ends up without one."""
-    issues: list[ConfigIssue] = []
-    judged: dict[LocPath, None] = {}
-    first_seen: dict[str, int] = {}
-    for index, test in enumerate(suite.tests):
-        if test.id in first_seen:
-            first = source.locate(("tests", first_seen[test.id], "id"))
-            issues.append(
+class SuiteChecker:
+    """`check_suite` one test at a time, for tests checked as they stream in at load.
+
+    Only the first location of each test id is kept between tests (for the duplicate-id
+    message), not the tests.
+    """
+
+    def __init__(self, suite: Suite, suite_dir: Path | None = None) -> None:
+        """`suite` gives the suite-level settings; its `tests` are not read."""
+        self.suite = suite
+        self.suite_dir = suite_dir
+        self.issues: list[ConfigIssue] = []
+        self._judged: dict[LocPath, ConfigIssue] = {}
+        self._first_seen: dict[str, Located] = {}
+
+    def add(self, test: TestCase, index: int, source: SourceMap) -> None:
+        """Check test `index`; `source` locates its paths (`tests[index]...`)."""
+        first = self._first_seen.get(test.id)
+        if first is not None:
+            self.issues.append(
                 source.issue(
                     ("tests", index, "id"),
                     f"duplicate test id '{test.id}' (first used at {first.file}:{first.line}); "
@@ -92,31 +102,50 @@ def check_suite(
                 )
             )
         else:
-            first_seen[test.id] = index
-        issues += _check_test(suite, index, source, suite_dir, judged)
-    places = [source.issue(p, NEEDS_JUDGE) for p in list(judged)[:_MAX_JUDGE_PLACES]]
-    if len(judged) > _MAX_JUDGE_PLACES:
-        places.append(source.issue((), "more graders or expected outcomes need a judge too"))
-    return issues, places
+            self._first_seen[test.id] = source.locate(("tests", index, "id"))
+        self.issues += _check_test(
+            self.suite, test, index, source, suite_dir=self.suite_dir, judged=self._judged
+        )
+
+    def needs_judge(self, source: SourceMap) -> list[ConfigIssue]:
+        """The first few places that rely on the default judge (`source` locates the note
+        that there are more)."""
+        places = list(self._judged.values())[:_MAX_JUDGE_PLACES]
+        if len(self._judged) > _MAX_JUDGE_PLACES:
+            places.append(source.issue((), "more graders or expected outcomes need a judge too"))
+        return places
+
+
+def check_suite(
+    suite: Suite, source: SourceMap, suite_dir: Path | None = None
+) -> tuple[list[ConfigIssue], list[ConfigIssue]]:
+    """Cross-field problems of a validated suite, each located; and the places that need the
+    default judge (the first few), which are problems only if the run ends up without one."""
+    checker = SuiteChecker(suite, suite_dir)
+    for index, test in enumerate(suite.tests):
+        checker.add(test, index, source)
+    return checker.issues, checker.needs_judge(source)
 
 
 def _check_test(
     suite: Suite,
+    test: TestCase,
     index: int,
     source: SourceMap,
+    *,
     suite_dir: Path | None,
-    judged: dict[LocPath, None],
+    judged: dict[LocPath, ConfigIssue],
 ) -> list[ConfigIssue]:
-    """One test's problems; records where it relies on the default judge in `judged`."""
-    test = suite.tests[index]
+    """One test's problems; records where it relies on the default judge in `judged` (located
+    now: a streamed test's locations are gone once the next test is read)."""
     path: LocPath = ("tests", index)
     issues: list[ConfigIssue] = []
 
     def needs_judge(where: LocPath) -> None:
-        if len(judged) <= _MAX_JUDGE_PLACES:
-            judged[where] = None
+        if len(judged) <= _MAX_JUDGE_PLACES and where not in judged:
+            judged[where] = source.issue(where, NEEDS_JUDGE)
 
-    graders = case_graders(suite, index)
+    graders = case_graders(suite, index, test)
     every_turn = graders  # a turn is graded by its own graders and these, not other turns'
     for turn_index, turn in enumerate(test.turns or []):
         turn_graders: list[tuple[Grader, LocPath]] = [

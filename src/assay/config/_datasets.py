@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import glob
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from assay.config._yaml import Located, SourceMap, load_yaml
+from assay.config._yaml import Located, LocPath, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.results import JSON
 
-__all__ = ["CSV_JSON_FIELDS", "CSV_LIST_FIELDS", "display_path", "load_tests"]
+__all__ = ["CSV_JSON_FIELDS", "CSV_LIST_FIELDS", "TestEntries", "display_path", "iter_tests"]
 
 CSV_LIST_FIELDS = ("context", "expected_outcomes", "tags")
 """CSV columns holding lists, written as `;`-separated values."""
@@ -27,9 +28,11 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def _jsonl(path: Path, name: str) -> tuple[list[JSON], SourceMap]:
-    source = SourceMap(default_file=name)
-    tests: list[JSON] = []
+TestEntries = dict[LocPath, Located]
+"""Where the parts of one test came from, keyed by path within the test (`()`: the test)."""
+
+
+def _jsonl(path: Path, name: str) -> Iterator[tuple[JSON, TestEntries]]:
     issues: list[ConfigIssue] = []
     with path.open(encoding="utf-8") as handle:
         for lineno, line in enumerate(handle, start=1):
@@ -42,14 +45,12 @@ def _jsonl(path: Path, name: str) -> tuple[list[JSON], SourceMap]:
                     ConfigIssue(name, lineno, "", f"invalid JSON: {exc.msg} (column {exc.colno})")
                 )
                 continue
-            index = len(tests)
-            # One entry per test: everything inside a JSONL test is on its line, and the map's
-            # nearest-ancestor lookup finds it (an entry per nested key cost 21 MB at 20k tests).
-            source.entries[(index,)] = Located(name, lineno)
-            tests.append(item)
+            if not issues:  # after a bad line only the file's other bad lines matter
+                # One entry per test: everything inside a JSONL test is on its line, and the
+                # map's nearest-ancestor lookup finds it.
+                yield item, {(): Located(name, lineno)}
     if issues:
         raise ConfigError(issues)
-    return tests, source
 
 
 def _csv_cell(column: str, cell: str, name: str, line: int) -> JSON:
@@ -65,9 +66,7 @@ def _csv_cell(column: str, cell: str, name: str, line: int) -> JSON:
     return cell
 
 
-def _csv(path: Path, name: str) -> tuple[list[JSON], SourceMap]:
-    source = SourceMap(default_file=name)
-    tests: list[JSON] = []
+def _csv(path: Path, name: str) -> Iterator[tuple[JSON, TestEntries]]:
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         previous_end = 1  # the header is line 1
@@ -85,34 +84,40 @@ def _csv(path: Path, name: str) -> tuple[list[JSON], SourceMap]:
                     item["input"] = _csv_cell(column, cell, name, start)
                 else:
                     item[column] = _csv_cell(column, cell, name, start)
-            source.entries[(len(tests),)] = Located(name, start)
-            tests.append(item)
+            yield item, {(): Located(name, start)}
             previous_end = reader.line_num
-    return tests, source
 
 
-def _yaml_tests(path: Path, name: str) -> tuple[list[JSON], SourceMap]:
+def _yaml_tests(path: Path, name: str) -> Iterator[tuple[JSON, TestEntries]]:
     data, source = load_yaml(path, display=name)
+    entries = source.entries
     if isinstance(data, dict) and "tests" in data:
-        inner = SourceMap(default_file=name)
-        for loc, where in source.entries.items():
-            if loc[:1] == ("tests",):
-                inner.entries[loc[1:]] = where
-        data, source = data["tests"], inner
+        data = data["tests"]
+        entries = {loc[1:]: where for loc, where in entries.items() if loc[:1] == ("tests",)}
     if not isinstance(data, list):
         raise ConfigError(
             [ConfigIssue(name, 1, "", "expected a list of tests (or a mapping with 'tests:')")]
         )
-    return data, source
+    per_test: list[TestEntries] = [{} for _ in data]
+    for loc, where in entries.items():
+        if loc and isinstance(loc[0], int):
+            per_test[loc[0]][loc[1:]] = where
+    yield from zip(data, per_test, strict=True)
 
 
-_READERS = {".jsonl": _jsonl, ".csv": _csv, ".yaml": _yaml_tests, ".yml": _yaml_tests}
+_READERS: dict[str, Callable[[Path, str], Iterator[tuple[JSON, TestEntries]]]] = {
+    ".jsonl": _jsonl,
+    ".csv": _csv,
+    ".yaml": _yaml_tests,
+    ".yml": _yaml_tests,
+}
 
 
-def load_tests(spec: str, base_dir: Path, origin: Located) -> tuple[list[JSON], SourceMap]:
-    """Load tests from a path or glob relative to the suite's directory.
+def iter_tests(spec: str, base_dir: Path, origin: Located) -> Iterator[tuple[JSON, TestEntries]]:
+    """The tests of a path or glob relative to the suite's directory, read one at a time.
 
-    The returned source map is keyed by test index, ready to graft under `tests`.
+    A large JSONL file is never held whole: each test is yielded as it is read. A file's
+    problems raise when the reader reaches them (a file's JSON errors all at once, at its end).
     """
     pattern = spec if Path(spec).is_absolute() else str(base_dir / spec)
     matches = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(spec) else [pattern]
@@ -120,8 +125,6 @@ def load_tests(spec: str, base_dir: Path, origin: Located) -> tuple[list[JSON], 
         raise ConfigError(
             [ConfigIssue(origin.file, origin.line, "tests", f"no files match '{spec}'")]
         )
-    tests: list[JSON] = []
-    source = SourceMap(default_file=origin.file)
     for match in matches:
         path = Path(match)
         reader = _READERS.get(path.suffix.lower())
@@ -140,10 +143,4 @@ def load_tests(spec: str, base_dir: Path, origin: Located) -> tuple[list[JSON], 
             raise ConfigError(
                 [ConfigIssue(origin.file, origin.line, "tests", f"tests file '{spec}' not found")]
             )
-        loaded, loaded_source = reader(path, display_path(path))
-        offset = len(tests)
-        for loc, where in loaded_source.entries.items():
-            if loc and isinstance(loc[0], int):
-                source.entries[(loc[0] + offset, *loc[1:])] = where
-        tests.extend(loaded)
-    return tests, source
+        yield from reader(path, display_path(path))

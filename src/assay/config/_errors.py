@@ -78,12 +78,16 @@ def _message(err: Any, path: LocPath) -> str:
 
 
 def issues_from_validation(
-    exc: ValidationError, data: JSON, source: SourceMap
+    exc: ValidationError, data: JSON, source: SourceMap, prefix: LocPath = ()
 ) -> list[ConfigIssue]:
-    """One issue per location; several errors at one place (union members) join with "or"."""
+    """One issue per location; several errors at one place (union members) join with "or".
+
+    `prefix` is where `data` sits in the document (`("tests", 3)` for a test validated on
+    its own): the issues' paths start with it.
+    """
     grouped: dict[LocPath, list[str]] = {}
     for err in exc.errors(include_url=False):
-        path = _real_path(tuple(err["loc"]), data)
+        path = (*prefix, *_real_path(tuple(err["loc"]), data))
         if err["type"] == "unknown_key":
             path = (*path, str((err.get("ctx") or {})["key"]))
         message = _message(err, path)

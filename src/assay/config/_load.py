@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import copy
-import json
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from assay.config._agentv import rewrite_agentv_suite, rewrite_agentv_tests
-from assay.config._aliases import rewrite_project, rewrite_suite, rewrite_tests
-from assay.config._checks import check_suite
-from assay.config._datasets import display_path, load_tests
+from assay.config._agentv import rewrite_agentv_suite
+from assay.config._aliases import rewrite_project, rewrite_suite
+from assay.config._datasets import display_path
 from assay.config._errors import issues_from_validation
 from assay.config._project_store import PROJECT_FILE, find_project, resolve_store
-from assay.config._suite import ProjectConfig, Suite
+from assay.config._stream import TestsReader, read_dataset
+from assay.config._suite import ProjectConfig, Suite, SuiteTests
 from assay.config._yaml import SourceMap, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.graders import Grader
@@ -55,7 +55,8 @@ class LoadedSuite:
     """The canonical suite document as compact JSON text, snapshotted into each run.
 
     Text rather than parsed data: at 20,000 tests the parsed form is ~14 MB of dicts held for
-    the whole run, the text ~2 MB, and the store embeds it without parsing it again."""
+    the whole run, the text ~2 MB, and the store embeds it without parsing it again. The
+    suite's `tests` (`SuiteTests`) are read back from this same text."""
     needs_judge: tuple[ConfigIssue, ...] = ()
     """Where the suite relies on the default judge (judged graders without their own model,
     expected outcomes): configuration errors if the run resolves no judge."""
@@ -80,19 +81,21 @@ class LoadedProject:
         return resolve_store(self.config.store, self.base_dir)
 
 
-def _expand_tests(data: JSON, source: SourceMap, base_dir: Path) -> list[ConfigIssue]:
-    """Replace `tests: <path or glob>` by the tests of those files; returns warnings."""
-    if not isinstance(data, dict) or not isinstance(data.get("tests"), str):
-        return []
-    tests, tests_source = load_tests(data["tests"], base_dir, source.locate(("tests",)))
-    warnings, errors = rewrite_agentv_tests(tests, tests_source, base_dir, data.get("target"))
-    more, more_errors = rewrite_tests(tests, tests_source, ())
-    warnings, errors = warnings + more, errors + more_errors
-    if errors:
-        raise ConfigError(errors)
-    data["tests"] = tests
-    source.graft(("tests",), tests_source)
-    return warnings
+def _validate_head(
+    data: dict[str, JSON], source: SourceMap
+) -> tuple[Suite | None, list[ConfigIssue], bool]:
+    """The suite without its tests, validated: (suite or None, its errors, whether its tests
+    are validated too). A key unknown at the top level stops validation of everything else,
+    as it always has."""
+    try:
+        return Suite.model_validate({**data, "tests": _NO_TESTS}), [], True
+    except ValidationError as exc:
+        top_level = any(e["type"] == "unknown_key" and not e["loc"] for e in exc.errors())
+        return None, issues_from_validation(exc, data, source), not top_level
+
+
+_NO_TESTS = SuiteTests("", array("q", [0]))
+"""Stands for the tests while the rest of the suite is validated (they come one by one)."""
 
 
 def parse_suite(
@@ -106,38 +109,58 @@ def parse_suite(
 
     `assertions` are grader objects built in Python (`assay.evaluate(graders=...)`), appended
     to the suite's default `assertions` and checked with them; the snapshot records each as
-    its `model_dump`.
+    its `model_dump`. Tests are validated one at a time and kept as JSON text (`SuiteTests`);
+    tests in a dataset file are read one at a time too.
 
     Raises:
         ConfigError: every problem found, each with file, line and YAML path.
     """
     source = source or SourceMap(default_file="<python>")
     base = base_dir or Path.cwd()
-    data = copy.deepcopy(data)
     if not isinstance(data, dict):
         raise ConfigError([source.issue((), "a suite must be a mapping with `name` and `tests`")])
+    data = copy.deepcopy(data)
     warnings, errors = rewrite_agentv_suite(data, source, base)
     more, more_errors = rewrite_suite(data, source)
     warnings, errors = warnings + more, errors + more_errors
     if errors:
         raise ConfigError(errors)
-    warnings += _expand_tests(data, source, base)
-    try:
-        suite = Suite.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(issues_from_validation(exc, data, source)) from None
-    if assertions:
+    tests = data.get("tests")
+    if not isinstance(tests, str) and not (isinstance(tests, list | tuple) and tests):
+        _raise_invalid(data, source)  # no tests, or not a list of them
+    suite, invalid_head, validate = _validate_head(data, source)
+    if suite is not None and assertions:
         suite = suite.model_copy(update={"assertions": [*suite.assertions, *assertions]})
         dumped = [
             {"type": g.type, **g.model_dump(mode="json", by_alias=True, exclude_defaults=True)}
             for g in assertions
         ]
         data["assertions"] = [*data.get("assertions", []), *dumped]
-    problems, needs_judge = check_suite(suite, source, base)
-    if problems:
-        raise ConfigError(problems)
-    document = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return LoadedSuite(suite, base, source.default_file, warnings, document, tuple(needs_judge))
+
+    def new_reader() -> TestsReader:
+        return TestsReader(suite, data, invalid_head, validate, base)
+
+    if isinstance(tests, str):
+        reader = read_dataset(new_reader, tests, source, base, data.get("target"))
+        warnings += reader.warnings
+    else:
+        reader = new_reader()  # writes the document's start: `tests` keeps its place in it
+        inline = list(tests)  # emptied as it is read: each test goes once validated
+        del tests, data["tests"]
+        reader.read_inline(inline, source)
+    document, suite_tests, needs_judge = reader.finish(source)
+    assert suite is not None  # finish raises unless the suite is valid
+    loaded = suite.model_copy(update={"tests": suite_tests})
+    return LoadedSuite(loaded, base, source.default_file, warnings, document, tuple(needs_judge))
+
+
+def _raise_invalid(data: dict[str, JSON], source: SourceMap) -> None:
+    """Raise the errors of a suite whose `tests` is missing, empty or not a list."""
+    try:
+        Suite.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(issues_from_validation(exc, data, source)) from None
+    raise ConfigError([source.issue(("tests",), "`tests` must be a list of tests or a path")])
 
 
 def load_suite(path: str | Path) -> LoadedSuite:

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import json
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal, overload
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import (
+    BeforeValidator,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from assay._strict_model import StrictModel
 from assay.config._execution import SuiteExecution, TestExecution, Unit, VerdictSettings
@@ -15,7 +26,15 @@ from assay.judge import JudgeSpec
 from assay.results import JSON
 from assay.targets import TargetSpec
 
-__all__ = ["ExpectedToolCall", "InputMessage", "ProjectConfig", "Suite", "TestCase", "Turn"]
+__all__ = [
+    "ExpectedToolCall",
+    "InputMessage",
+    "ProjectConfig",
+    "Suite",
+    "SuiteTests",
+    "TestCase",
+    "Turn",
+]
 
 SUITE_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 
@@ -97,6 +116,68 @@ class TestCase(StrictModel):
         return self
 
 
+class SuiteTests(Sequence[TestCase]):
+    """A loaded suite's tests kept as their JSON text, each validated again when it is read.
+
+    A validated `TestCase` holds ~1.6 KB of objects and more; its compact JSON text ~100
+    bytes, and that text is already part of the suite document every run snapshots. So a
+    100,000-test suite holds the document and one offset per test instead of 100,000 models,
+    and a test costs ~5 µs to rebuild when its case runs. Each read builds a new object:
+    read a test once and keep it while it is needed.
+    """
+
+    __slots__ = ("_bounds", "_text", "with_execution")
+
+    def __init__(self, text: str, bounds: array[int], with_execution: Sequence[int] = ()) -> None:
+        """Test `i` is `text[bounds[i]:bounds[i + 1] - 1]` (the tests are written one after
+        another with one separator character each; `bounds` has one entry more than tests)."""
+        self._text = text
+        self._bounds = bounds
+        self.with_execution = with_execution
+        """Positions of the tests with their own `execution` settings, in order: the only
+        ones whose threshold can differ from the suite's."""
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    @overload
+    def __getitem__(self, index: int) -> TestCase: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[TestCase]: ...
+
+    def __getitem__(self, index: int | slice) -> TestCase | list[TestCase]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        position = range(len(self))[index]  # negative indexes, and IndexError past the end
+        text = self._text[self._bounds[position] : self._bounds[position + 1] - 1]
+        try:
+            return TestCase.model_validate_json(text)  # ~1 µs faster than parsing in Python
+        except ValidationError:  # text pydantic's parser refuses (a lone surrogate) is valid
+            return TestCase.model_validate(json.loads(text))
+
+    def __iter__(self) -> Iterator[TestCase]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the list it replaces
+
+    def __repr__(self) -> str:
+        return f"SuiteTests({len(self)} tests)"
+
+
+if TYPE_CHECKING:
+    _TestList = Sequence[TestCase]
+else:
+    # Validated as a list (its error messages are the ones users have always seen); typed as
+    # a Sequence, since a loaded suite's tests are a `SuiteTests`.
+    _TestList = list[TestCase]
+
+
 class Suite(StrictModel):
     """An eval suite file."""
 
@@ -116,8 +197,19 @@ class Suite(StrictModel):
     """Default graders appended to every test (skip with execution.skip_defaults)."""
     regression: RegressionConfig | None = None
     """Compare every stored run with a baseline run (SPEC §6); see docs/regression.md."""
-    tests: Annotated[list[TestCase], Field(min_length=1)]
+    tests: Annotated[_TestList, Field(min_length=1)]
     """The test cases, or a path/glob to YAML, JSONL or CSV files of them."""
+
+    @field_validator("tests", mode="wrap")
+    @classmethod
+    def _loaded_tests(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """Tests the loader validated one by one (`SuiteTests`) are taken as they are."""
+        return value if isinstance(value, SuiteTests) else handler(value)
+
+    @field_serializer("tests")
+    def _dump_tests(self, tests: Sequence[TestCase]) -> list[TestCase]:
+        """Loaded tests (`SuiteTests`) dump as the list they stand for."""
+        return list(tests)
 
 
 class ProjectConfig(VerdictSettings):

@@ -44,9 +44,9 @@ def format_path(path: LocPath) -> str:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Located:
-    """A file and line."""
+    """A file and line (slotted: loading a JSONL suite makes one per test)."""
 
     file: str
     line: int | None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import fnmatch
 import os
@@ -10,7 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar, overload
 
-from assay.config import InputMessage, LoadedProject, LoadedSuite, TestCase, case_graders
+from assay.config import (
+    InputMessage,
+    LoadedProject,
+    LoadedSuite,
+    SuiteTests,
+    TestCase,
+    TestExecution,
+    case_graders,
+)
 from assay.errors import ConfigError, UsageError
 from assay.graders import ExpectedOutcomes, Grader
 from assay.judge import JudgeSpec, judge_from_env, merge_judges
@@ -72,6 +81,11 @@ class RunOptions:
     baseline: str | None = None
     """Measure the run against this baseline (`--baseline`): `last_passing`, `pinned` or a
     run id; over the suite's `regression.baseline`, and enables the metric without it."""
+
+    @property
+    def selecting(self) -> bool:
+        """Whether any selection flag is given (without one, every test runs)."""
+        return bool(self.tags or self.exclude_tags or self.cases)
 
     def selects(self, test: TestCase) -> bool:
         """Whether the selection flags keep this test."""
@@ -197,10 +211,12 @@ def _resolve_target(
 
 
 def _case_bands(
-    loaded: LoadedSuite, project: LoadedProject, options: RunOptions, index: int
+    loaded: LoadedSuite,
+    project: LoadedProject,
+    options: RunOptions,
+    test_exec: TestExecution | None,
 ) -> CaseBands:
     """The threshold and borderline bound in force for one test (SPEC §1 resolution order)."""
-    test_exec = loaded.suite.tests[index].execution
     suite_exec = loaded.suite.execution
     project_cfg = project.config
     threshold = resolve_threshold(
@@ -218,12 +234,26 @@ def _case_bands(
     return CaseBands(threshold, borderline)
 
 
-def _plan_case(
-    loaded: LoadedSuite, project: LoadedProject, options: RunOptions, index: int
-) -> CasePlan:
-    test = loaded.suite.tests[index]
+@dataclass(frozen=True, slots=True)
+class _CaseSettings:
+    """What a case takes from its test's `execution`, the suite's, the project and the run
+    options. Worked out once for every test without its own `execution` (most of them)."""
+
+    bands: CaseBands
+    aggregator: AggregatorSpec
+    repeat: int
+    repeat_strategy: RepeatStrategy
+    timeout_s: float | None
+    rejudge: int
+
+
+def _case_settings(
+    loaded: LoadedSuite,
+    project: LoadedProject,
+    options: RunOptions,
+    test_exec: TestExecution | None,
+) -> _CaseSettings:
     suite_exec = loaded.suite.execution
-    test_exec = test.execution
 
     def pick(name: str, default: _T) -> _T:
         for level in (test_exec, suite_exec):
@@ -232,18 +262,41 @@ def _plan_case(
                 return value  # type: ignore[no-any-return]
         return default
 
-    return CasePlan(
-        test=test,
-        graders=tuple(g for g, _ in case_graders(loaded.suite, index)),
-        turn_graders=tuple(tuple(turn.assertions) for turn in test.turns or ()),
-        bands=_case_bands(loaded, project, options, index),
+    return _CaseSettings(
+        bands=_case_bands(loaded, project, options, test_exec),
         aggregator=pick("aggregator", _DEFAULT_AGGREGATOR),
         repeat=options.repeat or pick("repeat", 1),
         repeat_strategy=pick("repeat_strategy", "mean"),
         timeout_s=pick("timeout_s", None),
+        rejudge=pick("rejudge_borderline", 0),
+    )
+
+
+def _plan_case(
+    loaded: LoadedSuite,
+    project: LoadedProject,
+    options: RunOptions,
+    index: int,
+    suite_settings: _CaseSettings,
+) -> CasePlan:
+    test = loaded.suite.tests[index]
+    settings = (
+        suite_settings
+        if test.execution is None
+        else _case_settings(loaded, project, options, test.execution)
+    )
+    return CasePlan(
+        test=test,
+        graders=tuple(g for g, _ in case_graders(loaded.suite, index, test)),
+        turn_graders=tuple(tuple(turn.assertions) for turn in test.turns or ()),
+        bands=settings.bands,
+        aggregator=settings.aggregator,
+        repeat=settings.repeat,
+        repeat_strategy=settings.repeat_strategy,
+        timeout_s=settings.timeout_s,
         outcomes=_outcomes(test.expected_outcomes),
         turn_outcomes=tuple(_outcomes(turn.expected_outcomes) for turn in test.turns or ()),
-        rejudge=pick("rejudge_borderline", 0),
+        rejudge=settings.rejudge,
     )
 
 
@@ -295,26 +348,19 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
     target_name, target, base_dir = _resolve_target(loaded, project, options.target)
     suite_exec = loaded.suite.execution
     project_cfg = project.config
+    tests = loaded.suite.tests
+    suite_settings = _case_settings(loaded, project, options, None)
     cases = _CasePlans(
-        lambda index: _plan_case(loaded, project, options, index),
-        tuple(i for i, t in enumerate(loaded.suite.tests) if options.selects(t)),
+        lambda index: _plan_case(loaded, project, options, index, suite_settings),
+        tuple(i for i, t in enumerate(tests) if options.selects(t))
+        if options.selecting
+        else range(len(tests)),  # every test, without building one
     )
     if not cases:
         raise UsageError(
             f"{loaded.display}: no test matches the selection (--tag / --exclude-tag / --case)"
         )
-    suite_bands = CaseBands(
-        resolve_threshold(
-            cli=options.threshold,
-            suite=suite_exec.threshold_level(),
-            project=project_cfg.threshold_level(),
-        ),
-        resolve_borderline(
-            cli=options.borderline,
-            suite=suite_exec.borderline_level(),
-            project=project_cfg.borderline_level(),
-        ),
-    )
+    suite_bands = suite_settings.bands
     config = RunConfigSnapshot(
         threshold=suite_bands.threshold,
         borderline=suite_bands.borderline,
@@ -330,9 +376,9 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
         ),
         threshold_override=options.threshold,
         case_thresholds={
-            loaded.suite.tests[i].id: bands.threshold
-            for i in cases.indices
-            if (bands := _case_bands(loaded, project, options, i)).threshold
+            test.id: bands.threshold
+            for test in _with_execution(tests, cases.indices)
+            if (bands := _case_bands(loaded, project, options, test.execution)).threshold
             != suite_bands.threshold
         },
     )
@@ -356,6 +402,19 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
     )
 
 
+def _with_execution(tests: Sequence[TestCase], selected: Sequence[int]) -> Iterator[TestCase]:
+    """The selected tests with their own `execution` settings, in suite order: the only ones
+    whose threshold can differ from the suite's. A loaded suite knows which they are, so the
+    others are not built."""
+    if not isinstance(tests, SuiteTests):
+        yield from (tests[i] for i in selected)
+        return
+    for index in tests.with_execution:
+        position = bisect.bisect_left(selected, index)
+        if position < len(selected) and selected[position] == index:
+            yield tests[index]
+
+
 class _CasePlans(Sequence[CasePlan]):
     """The cases of a run, each `CasePlan` built when read and not kept.
 
@@ -363,10 +422,11 @@ class _CasePlans(Sequence[CasePlan]):
     does not grow with the number of cases.
     """
 
-    def __init__(self, build: Callable[[int], CasePlan], indices: tuple[int, ...]) -> None:
+    def __init__(self, build: Callable[[int], CasePlan], indices: Sequence[int]) -> None:
         self._build = build
         self.indices = indices
-        """Positions in the suite's `tests` of the selected cases."""
+        """Positions in the suite's `tests` of the selected cases, in order (a `range` when
+        every test is selected: no int per case)."""
 
     def __len__(self) -> int:
         return len(self.indices)

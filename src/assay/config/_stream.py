@@ -1,0 +1,216 @@
+"""A suite's tests read, rewritten, validated and checked one at a time at load.
+
+Each valid test is kept only as its compact JSON text inside the suite document
+(`SuiteTests`), so neither the raw data nor the validated models of every test are held at
+once. Problems are gathered in the order the whole-suite loader reported them: the first kind
+that has any (rewrite errors, then validation errors, then cross-field problems) is raised.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from assay.config._agentv import AgentVTests
+from assay.config._aliases import rewrite_test
+from assay.config._checks import SuiteChecker
+from assay.config._datasets import iter_tests
+from assay.config._errors import issues_from_validation
+from assay.config._suite import Suite, SuiteTests, TestCase
+from assay.config._yaml import Located, LocPath, SourceMap
+from assay.errors import ConfigError, ConfigIssue
+from assay.results import JSON
+
+__all__ = ["DocumentWriter", "TestsReader", "read_dataset"]
+
+
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""JSON text as the suite document has it (one encoder: `json.dumps` with options makes one
+per call, which is a third of the cost for a small test)."""
+
+
+class DocumentWriter:
+    """The suite document (compact JSON text) written around its tests as they come.
+
+    The text is the document the whole-suite loader dumped in one go, byte for byte; each
+    test's place in it is recorded so `SuiteTests` can read the test back.
+    """
+
+    def __init__(self, head: dict[str, JSON]) -> None:
+        """`head` is the suite document; its `tests` value is replaced by the tests written."""
+        marker = f"assay-tests-{uuid.uuid4().hex}"  # cannot occur in the suite's own text
+        before, self._after = _compact({**head, "tests": marker}).split(_compact(marker), 1)
+        self._out = io.StringIO()
+        self._out.write(before + "[")
+        self._bounds = array("q", [len(before) + 1])
+        self._with_execution = array("q")
+
+    def add(self, test: JSON, has_execution: bool) -> None:
+        """Append one validated test."""
+        if len(self._bounds) > 1:
+            self._out.write(",")
+        text = _compact(test)
+        self._out.write(text)
+        self._bounds.append(self._bounds[-1] + len(text) + 1)
+        if has_execution:
+            self._with_execution.append(len(self._bounds) - 2)
+
+    def finish(self) -> tuple[str, SuiteTests]:
+        """The document and its tests."""
+        self._out.write("]" + self._after)
+        document = self._out.getvalue()
+        self._out.close()
+        return document, SuiteTests(document, self._bounds, self._with_execution)
+
+
+class _ReadAgain(Exception):
+    """A dataset test uses AgentV forms after tests that were read without rewriting them."""
+
+    def __init__(self, announce: ConfigIssue) -> None:
+        super().__init__(announce.message)
+        self.announce = announce
+
+
+class TestsReader:
+    """Validates, checks and writes tests one at a time, gathering the problems."""
+
+    def __init__(
+        self,
+        suite: Suite | None,
+        head: dict[str, JSON],
+        invalid_head: list[ConfigIssue],
+        validate: bool,
+        base_dir: Path,
+    ) -> None:
+        """`suite` is the validated suite without its tests (None if `invalid_head` has its
+        errors); `validate` is False when the suite's own problems hide its tests'."""
+        self.checker = SuiteChecker(suite, base_dir) if suite is not None else None
+        self.writer = DocumentWriter(head) if suite is not None else None
+        self.invalid = list(invalid_head)
+        self.validate = validate
+        self.warnings: list[ConfigIssue] = []
+        self.rewrite_errors: list[ConfigIssue] = []
+
+    def add(self, index: int, test: JSON, source: SourceMap) -> None:
+        """Validate, check and write test `index`; `source` locates its `tests[index]` paths."""
+        if not self.validate:
+            return
+        try:
+            model = TestCase.model_validate(test)
+        except ValidationError as exc:
+            self.invalid += issues_from_validation(exc, test, source, ("tests", index))
+            return
+        if self.checker is None or self.writer is None or self.invalid:
+            return  # only validation errors will be reported
+        self.checker.add(model, index, source)
+        self.writer.add(test, model.execution is not None)
+
+    def read_inline(self, tests: list[JSON], source: SourceMap) -> None:
+        """The tests written in the suite document (already rewritten with it)."""
+        for index, test in enumerate(tests):
+            tests[index] = None  # the loader's own copy: let each test go once read
+            self.add(index, test, source)
+
+    def finish(self, source: SourceMap) -> tuple[str, SuiteTests, list[ConfigIssue]]:
+        """The document, its tests and where they need the default judge.
+
+        Raises:
+            ConfigError: the first kind of problem found (see the module docstring).
+        """
+        for problems in (self.rewrite_errors, self.invalid):
+            if problems:
+                raise ConfigError(problems)
+        assert self.checker is not None and self.writer is not None  # a valid suite has both
+        if self.checker.issues:
+            raise ConfigError(self.checker.issues)
+        document, tests = self.writer.finish()
+        return document, tests, self.checker.needs_judge(source)
+
+
+@dataclass
+class _TestOverSuite(SourceMap):
+    """One dataset test's locations (`tests[i]...`) over the suite file's (everything else),
+    as if the test's were grafted into the suite's map, without copying either."""
+
+    suite: SourceMap = field(default_factory=SourceMap)
+
+    def locate(self, path: LocPath) -> Located:
+        """The location of `path`, or of its nearest located ancestor."""
+        for end in range(len(path), 0, -1):
+            found = self.entries.get(path[:end])
+            if found is not None:
+                return found
+        return self.suite.locate(path)
+
+
+def read_dataset(
+    new_reader: Callable[[], TestsReader],
+    spec: str,
+    source: SourceMap,
+    base_dir: Path,
+    suite_target: JSON,
+) -> TestsReader:
+    """Read `tests: <path or glob>` into a reader from `new_reader`; the files are read again
+    into a fresh one when they turn out to be AgentV's after their first test."""
+    reader = new_reader()
+    try:
+        _read_files(
+            reader, spec, source=source, base_dir=base_dir, suite_target=suite_target, announce=None
+        )
+    except _ReadAgain as again:
+        reader = new_reader()
+        _read_files(
+            reader,
+            spec,
+            source=source,
+            base_dir=base_dir,
+            suite_target=suite_target,
+            announce=again.announce,
+        )
+    return reader
+
+
+def _read_files(
+    reader: TestsReader,
+    spec: str,
+    *,
+    source: SourceMap,
+    base_dir: Path,
+    suite_target: JSON,
+    announce: ConfigIssue | None,
+) -> None:
+    """Read, rewrite and add the tests of dataset files; raises `_ReadAgain` when AgentV
+    forms show up after the first test."""
+    origin = source.locate(("tests",))
+    # The test being read, keyed `[index].key` for the rewrites (as their messages have
+    # always said), and the same under `tests` for validation and checks.
+    here = SourceMap(default_file=origin.file)
+    located = _TestOverSuite(suite=source)
+    agentv = AgentVTests(here, base_dir, announce, suite_target) if announce else None
+    warnings: list[ConfigIssue] = []
+    errors: list[ConfigIssue] = []
+    for index, (test, entries) in enumerate(iter_tests(spec, base_dir, origin)):
+        here.entries = {(index, *path): where for path, where in entries.items()}
+        if agentv is None and (marker := AgentVTests.marker(test, index)) is not None:
+            found = AgentVTests.announcement(here, marker)
+            if index:
+                raise _ReadAgain(found)
+            agentv = AgentVTests(here, base_dir, found, suite_target)
+        if agentv is not None:
+            agentv.rewrite(test, index)
+        warned, failed = rewrite_test(test, here, (index,))
+        warnings += warned
+        errors += failed
+        if errors or (agentv is not None and agentv.errors):
+            continue  # rewrite errors are reported alone
+        located.entries = {("tests", *path): where for path, where in here.entries.items()}
+        reader.add(index, test, located)
+    reader.warnings = [*(agentv.warnings if agentv else ()), *warnings]
+    reader.rewrite_errors = [*(agentv.errors if agentv else ()), *errors]
