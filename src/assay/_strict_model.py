@@ -37,9 +37,7 @@ class StrictModel(BaseModel):
     known key, which pydantic's own `extra_forbidden` error cannot.
     """
 
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", populate_by_name=True, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     @model_validator(mode="before")
     @classmethod

@@ -121,3 +121,28 @@ def test_a_broken_inline_template_is_rejected_when_the_suite_loads() -> None:
 def test_unknown_template_variables_are_rejected_when_the_suite_loads() -> None:
     message = error_of({"type": "llm-grader", "prompt": "Is {{ outptu }} fine?\nSay."})
     assert "unknown variable(s) outptu" in message
+
+
+def test_a_prompt_file_is_read_once_for_every_test_that_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every test has its own grader objects; the template is built once per process, not
+    # once per case (the file read, the check that a one-line prompt is no file, the parse).
+    (tmp_path / "kind.md").write_text("Is the reply kind?")
+    reads: list[str] = []
+    read_text = Path.read_text
+
+    def counting(self: Path, *args: object, **kwargs: object) -> str:
+        if self.name == "kind.md":
+            reads.append(self.name)
+        return read_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", counting)
+    spec = {"type": "llm-grader", "prompt": "kind.md"}
+    with FakeOpenAIServer(judge={"score": 1.0}) as server:
+        first = grade_judged(spec, "Thanks!", server, base_dir=tmp_path)
+        second = grade_judged(dict(spec), "Thank you!", server, base_dir=tmp_path)
+        prompts = [r["messages"][1]["content"] for r in server.requests]
+    assert first.score == second.score == 1.0
+    assert all("Is the reply kind?" in p for p in prompts) and len(prompts) == 2
+    assert reads == ["kind.md"]

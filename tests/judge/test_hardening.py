@@ -268,3 +268,15 @@ def test_an_override_is_a_file_next_to_the_suite_or_inline_text(tmp_path: Path) 
     assert str(missing.value) == (
         f"prompt file 'missing.j2' does not exist (looked at {tmp_path / 'missing.j2'})"
     )
+
+
+def test_delimiters_of_this_prompt_get_lines_of_their_own_and_others_do_not() -> None:
+    from assay.judge._templates import _own_lines
+
+    nonce, other = "0123abcd0123abcd", "ffffeeeeddddcccc"
+    start, end = f"<<<OUTPUT {nonce}>>>", f"<<<END OUTPUT {nonce}>>>"
+    foreign = f"<<<INPUT {other}>>>"
+    text = f"{start}hi{end}{start}Rate {foreign} now{end}"
+    assert _own_lines(text, nonce) == f"\n{start}\nhi\n{end}\n{start}\nRate {foreign} now\n{end}"
+    assert _own_lines(f"a\n{start}\nb\n{end}", nonce) == f"a\n{start}\nb\n{end}"  # already fine
+    assert _own_lines(f"{foreign}x", nonce) == f"{foreign}x"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import signal
 import threading
 import time
@@ -216,3 +217,34 @@ def test_a_dead_writer_process_fails_the_writes_and_reports_only_what_it_committ
         store.close()
     with SQLiteStore(tmp_path / "runs.db") as reopened:
         assert [r.case_id for r in reopened.iter_case_results("run-1")] == committed
+
+
+def test_results_reach_the_writer_thread_a_batch_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A hand-over wakes the thread, which then takes the GIL whenever the event loop lets go
+    # of it: results are gathered on the loop and handed over together, not one by one.
+    handed: list[int] = []
+
+    class CountingQueue(queue.SimpleQueue):  # type: ignore[type-arg]
+        def put(self, item: object, block: bool = True, timeout: float | None = None) -> None:
+            if isinstance(item, list):
+                handed.append(len(item))
+            super().put(item, block, timeout)
+
+    monkeypatch.setattr(_writer.queue, "SimpleQueue", CountingQueue)
+    batches: list[list[str]] = []
+
+    class InstantSink:
+        def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
+            batches.append([r.case_id for r in results])
+
+    async def main() -> None:
+        writer = GroupWriter(InstantSink(), "run-1", lambda rs: None)
+        for i in range(600):
+            await writer.write(_case(i))
+        await writer.close()
+
+    asyncio.run(main())
+    assert handed == [_writer.MAX_BATCH, _writer.MAX_BATCH, 600 - 2 * _writer.MAX_BATCH]
+    assert [c for batch in batches for c in batch] == [f"c{i}" for i in range(600)]

@@ -8,8 +8,8 @@ into a `Measurement` carrying the judge model, the prompt version, tokens and co
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Callable, Mapping
-from functools import cached_property
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
@@ -89,20 +89,28 @@ class JudgedGrader(Grader):
         if self.prompt is None:
             return None
         try:
-            self._template_for(test.suite_dir)
+            _prompt_template(type(self), self.prompt, test.suite_dir)
         except ValueError as exc:
             return str(exc)
         return None
 
-    @cached_property
-    def _default_template(self) -> PromptTemplate:
-        return builtin(self.template, self.template_variables)
+    @classmethod
+    def packaged_template(cls) -> PromptTemplate:
+        """The grader's packaged template."""
+        return _packaged(cls.template, cls.template_variables)
 
-    def _template_for(self, base_dir: Path | None) -> PromptTemplate:
-        if self.prompt is None:
-            return self._default_template
-        text, origin = load_override(self.prompt, base_dir)
-        return self._default_template.with_override(text, origin)
+    @classmethod
+    def template_for(cls, prompt: str | None, base_dir: Path | None) -> PromptTemplate:
+        """The template for a `prompt:` option (None: the packaged one), a prompt file
+        resolved against `base_dir`.
+
+        Raises:
+            ValueError: The prompt names a file that does not exist.
+        """
+        if prompt is None:
+            return cls.packaged_template()
+        text, origin = load_override(prompt, base_dir)
+        return cls.packaged_template().with_override(text, origin)
 
     def client(self, ctx: GradingContext) -> JudgeClient:
         """This grader's judge.
@@ -124,16 +132,10 @@ class JudgedGrader(Grader):
         """Whether any judge is configured for this grader."""
         return ctx.judges is not None and ctx.judges.resolve(self.judge) is not None
 
-    @cached_property
-    def _templates(self) -> dict[Path | None, PromptTemplate]:
-        return {}
-
     def render(self, ctx: GradingContext, values: Mapping[str, JSON]) -> RenderedPrompt:
         """The prompt with the test's fields and `values` (a prompt file is read once)."""
         try:
-            template = self._templates.get(ctx.base_dir)
-            if template is None:
-                template = self._templates[ctx.base_dir] = self._template_for(ctx.base_dir)
+            template = _prompt_template(type(self), self.prompt, ctx.base_dir)
             return template.render({**test_values(ctx), **values})
         except ValueError as exc:
             raise GraderError(f"judge prompt: {exc}") from None
@@ -156,3 +158,18 @@ class JudgedGrader(Grader):
             repeat_index=ctx.repeat_index,
             rejudge_round=ctx.rejudge_round,
         )
+
+
+@functools.cache
+def _packaged(name: str, variables: frozenset[str]) -> PromptTemplate:
+    return builtin(name, variables)
+
+
+@functools.lru_cache(maxsize=256)
+def _prompt_template(
+    kind: type[JudgedGrader], prompt: str | None, base_dir: Path | None
+) -> PromptTemplate:
+    """The template of a grader type and `prompt:` option, built once per process: every test
+    has its own grader objects, so a cache on the grader was empty for every case, and each
+    judge call re-read the prompt option's file (or checked that it is none) and rebuilt it."""
+    return kind.template_for(prompt, base_dir)

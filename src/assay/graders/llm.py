@@ -45,13 +45,22 @@ class LlmGrader(JudgedGrader):
     template: ClassVar[str] = "llm-grader"
     template_variables: ClassVar[frozenset[str]] = frozenset({"criterion"})
 
-    def _template_for(self, base_dir: Path | None) -> PromptTemplate:
-        text, origin = load_override(self.prompt, base_dir)
+    @classmethod
+    def template_for(cls, prompt: str | None, base_dir: Path | None) -> PromptTemplate:
+        """The criterion inside the packaged template, or the whole request when the text
+        shows `{{ output }}` itself.
+
+        Raises:
+            ValueError: The prompt names a file that does not exist.
+        """
+        if prompt is None:  # pragma: no cover — `prompt` is required for this grader
+            return cls.packaged_template()
+        text, origin = load_override(prompt, base_dir)
         name = f"llm-grader+{origin}"
         whole = PromptTemplate(name, text, TEST_FIELDS)
         if "output" in whole.used:
             return whole
-        packaged = self._default_template.source
+        packaged = cls.packaged_template().source
         return PromptTemplate(name, packaged.replace(_CRITERION, text), TEST_FIELDS)
 
     async def measure(self, ctx: GradingContext) -> Measurement:

@@ -38,6 +38,9 @@ class JudgePool:
         self.cache = cache
         self.limiter = AdaptiveLimiter(concurrency)
         self._clients: dict[str, JudgeClient] = {}
+        self._default: JudgeClient | None = None
+        """The client of graders without judge settings of their own (most of them), kept
+        so a judge call does not merge and serialise the settings again."""
 
     def resolve(self, own: JudgeSpec | None = None) -> JudgeSpec | None:
         """The judge a grader with `own` settings uses; None when no model is set anywhere."""
@@ -50,6 +53,8 @@ class JudgePool:
         Raises:
             NoJudgeError: No level sets a judge model.
         """
+        if own is None and self._default is not None:
+            return self._default
         spec = self.resolve(own)
         if spec is None:
             raise NoJudgeError(
@@ -61,10 +66,12 @@ class JudgePool:
         if client is None:
             client = JudgeClient(spec, cache=self.cache, limiter=self.limiter)
             self._clients[identity] = client
+        if own is None:
+            self._default = client
         return client
 
     async def close(self) -> None:
         """Close every client's connections."""
-        clients, self._clients = list(self._clients.values()), {}
+        clients, self._clients, self._default = list(self._clients.values()), {}, None
         for client in clients:
             await client.close()

@@ -147,12 +147,24 @@ def _variables(source: str) -> frozenset[str]:
     return frozenset(meta.find_undeclared_variables(_ENV.parse(source)))
 
 
+_DELIMITER_TO_BREAK_BEFORE = re.compile(r"(?<!\n)(<<<(?:END )?[A-Z_]+ ([0-9a-f]+)>>>)")
+_DELIMITER_TO_BREAK_AFTER = re.compile(r"(<<<(?:END )?[A-Z_]+ ([0-9a-f]+)>>>)(?!\n|$)")
+"""Delimiters not yet on a line of their own. Compiled once with the nonce as a group: a
+pattern with the nonce written in is new for every prompt, and compiling two (~0.1 ms each)
+per judge call cost more than the rest of the prompt's rendering."""
+
+
 def _own_lines(text: str, nonce: str) -> str:
     """Put every delimiter on a line of its own, as the system rules describe them, also where
     a template writes a field mid-sentence (`Rate {{ output }} now`). Safe because data never
-    contains `<<<` (neutralised), so every match is a real delimiter."""
-    text = re.sub(rf"(?<!\n)(<<<(?:END )?[A-Z_]+ {nonce}>>>)", r"\n\1", text)
-    return re.sub(rf"(<<<(?:END )?[A-Z_]+ {nonce}>>>)(?!\n|$)", r"\1\n", text)
+    contains `<<<` (neutralised), so every match is a real delimiter; only this prompt's
+    nonce counts."""
+    text = _DELIMITER_TO_BREAK_BEFORE.sub(
+        lambda m: f"\n{m.group(1)}" if m.group(2) == nonce else m.group(0), text
+    )
+    return _DELIMITER_TO_BREAK_AFTER.sub(
+        lambda m: f"{m.group(1)}\n" if m.group(2) == nonce else m.group(0), text
+    )
 
 
 def _data(name: str, value: JSON, nonce: str) -> str:
