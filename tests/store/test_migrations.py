@@ -52,6 +52,20 @@ def test_a_new_store_is_migrated_to_exactly_the_tables_the_code_uses(store: SQLS
     assert differences == []
 
 
+def test_the_migrations_build_exactly_the_tables_a_new_store_is_created_with(
+    location: str, db_path: Path
+) -> None:
+    # A new store is created from the metadata directly; replaying every migration on an empty
+    # database must give the same schema, or existing stores would differ from new ones.
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(location if "://" in location else f"sqlite:///{db_path}")
+    _schema_at(engine, "head")
+    assert current_revision(engine) == HEAD_REVISION
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+    engine.dispose()
+
+
 def test_a_store_of_the_first_revision_is_upgraded_and_its_results_made_queryable(
     location: str, db_path: Path, make_run: MakeRun
 ) -> None:
@@ -153,15 +167,20 @@ def test_a_store_made_before_migrations_is_stamped_and_keeps_its_runs(
     engine.dispose()
 
 
-def test_opening_a_current_store_does_not_import_alembic(tmp_path: Path) -> None:
-    path = tmp_path / "current.db"
-    SQLiteStore(path).close()
+@pytest.mark.parametrize("exists", [True, False], ids=["current", "new"])
+def test_opening_a_current_or_new_store_does_not_import_alembic(
+    tmp_path: Path, exists: bool
+) -> None:
+    path = tmp_path / "runs.db"
+    if exists:
+        SQLiteStore(path).close()
     probe = (
-        "import sys; from assay.store import SQLiteStore; "
-        f"SQLiteStore({str(path)!r}).close(); print('alembic' in sys.modules)"
+        "import sys; from assay.store import SQLiteStore; from assay.store._migrate import "
+        f"current_revision; s = SQLiteStore({str(path)!r}); "
+        "print('alembic' in sys.modules, current_revision(s.engine)); s.close()"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False"
+    assert done.stdout.split() == ["False", HEAD_REVISION]
 
 
 def test_a_store_from_a_newer_assay_is_refused_with_what_to_do(store: SQLStore) -> None:

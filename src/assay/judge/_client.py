@@ -26,7 +26,7 @@ from assay._sdk_errors import retry_after_s, root_cause, server_message
 from assay.cache import ResponseCache, cache_key
 from assay.errors import GraderError
 from assay.judge._hardening import NONCE_PLACEHOLDER, SYSTEM_RULES
-from assay.judge._schema import extract_json, reply_schema, strict_schema
+from assay.judge._schema import extract_json, reply_schema, reply_schema_text, strict_schema
 from assay.judge._spec import JudgeSpec
 from assay.judge._templates import RenderedPrompt
 from assay.results import JSON, TokenUsage, add_usage
@@ -153,7 +153,7 @@ class JudgeClient:
             assay.cache.CacheMiss: Replay mode and the judgement is not cached.
         """
         schema = reply_schema(answer)
-        system = SYSTEM_RULES.format(nonce=prompt.nonce, schema=json.dumps(schema))
+        system = SYSTEM_RULES.format(nonce=prompt.nonce, schema=reply_schema_text(answer))
         messages: list[dict[str, JSON]] = [
             {"role": "system", "content": system},
             {"role": "user", "content": prompt.user},

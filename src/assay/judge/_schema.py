@@ -49,6 +49,13 @@ def reply_schema(model: type[BaseModel]) -> dict[str, JSON]:
 
 
 @functools.lru_cache(maxsize=256)
+def reply_schema_text(model: type[BaseModel]) -> str:
+    """`reply_schema` as the JSON text the judge's instructions quote (made once per model:
+    every judge call quotes it)."""
+    return json.dumps(reply_schema(model))
+
+
+@functools.lru_cache(maxsize=256)
 def strict_schema(model: type[BaseModel]) -> dict[str, JSON]:
     """The strict-mode JSON Schema of a reply model (built once per model, shared: callers
     must not change it)."""
