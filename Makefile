@@ -59,5 +59,9 @@ docs: $(VENV)/.installed
 
 # Every benchmark at issue #10's sizes (~3-4 min on 2 cores), then the targets table; exits 1
 # when a target is not met. Options: make bench BENCH_ARGS='--quick' (--repeats K, --only NAME).
+# The checkout is compiled to bytecode first, as pip compiles an installed assay: with
+# PYTHONDONTWRITEBYTECODE set, an editable checkout would otherwise compile every module of
+# assay from source in every process a benchmark starts.
 bench: $(VENV)/.installed
+	$(BIN)/python -m compileall -q src
 	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)

@@ -311,3 +311,47 @@ def test_bad_common_options_are_rejected(options: dict[str, object]) -> None:
 
 def test_weight_zero_is_allowed() -> None:
     assert grade(Fixed(weight=0)).weight == 0
+
+
+class Reporting(Grader):
+    """Reports exactly the measurement it is given."""
+
+    type: Literal["reporting"] = "reporting"
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        return _GIVEN[0]
+
+
+_GIVEN: list[Measurement] = []
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        Measurement(score=0.5, cost_usd=0.0),
+        Measurement(score=0.5, cost_usd=0.002),
+        Measurement(score=0.5, judge_prompt="llm-grader@abc"),
+        Measurement(score=0.5, token_usage=TokenUsage(input=3, output=1)),
+        Measurement(score=0.5, judge_model="m", reasoning="why", hits=["h"], misses=["x"]),
+        Measurement(
+            score=0.5, children=[GraderResult(name="a", type="a", score=1.0, verdict="pass")]
+        ),
+        Measurement(score=0.5),
+    ],
+    ids=["zero-cost", "cost", "prompt", "tokens", "judged", "children", "bare"],
+)
+def test_every_reported_field_reaches_the_result_and_the_rest_keep_their_defaults(
+    given: Measurement,
+) -> None:
+    _GIVEN[:] = [given]
+    result = asyncio.run(Reporting(weight=0.0, min_score=0.0).grade(ctx()))
+    for name in ("hits", "misses", "reasoning", "children", "token_usage", "cost_usd"):
+        assert getattr(result, name) == getattr(given, name), name
+    assert (result.judge_model, result.judge_prompt) == (given.judge_model, given.judge_prompt)
+    assert (result.weight, result.min_score, result.required, result.error) == (
+        0.0,
+        0.0,
+        False,
+        None,
+    )
+    assert result.verdict == "pass" and result.score == 0.5  # min_score 0.0 is kept, not dropped

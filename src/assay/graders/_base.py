@@ -100,6 +100,16 @@ class Measurement:
     failing `required` one, so the case score becomes 0 (SPEC §1.3), whatever the grader's own
     `required` option says."""
 
+    @property
+    def judged(self) -> bool:
+        """Whether a judge's model, prompt, tokens or cost are recorded."""
+        return not (
+            self.judge_model is None
+            and self.judge_prompt is None
+            and self.token_usage is None
+            and self.cost_usd is None
+        )
+
     def charged(self, spend: JudgeError | Judgement[Any]) -> Measurement:
         """This measurement with the judge's model, prompt version, tokens and cost, from a
         judgement or from a judge call that failed (failed calls are paid for too)."""
@@ -236,32 +246,54 @@ class Grader(StrictModel, ABC):
     ) -> GraderResult:
         m = measurement or Measurement(score=0.0)
         gated = m.gate_failed and score is not None
-        return GraderResult(
-            name=self.display_name,
-            type=self.type,
-            score=score,
-            verdict=(
-                "fail"
-                if gated
-                else m.verdict
-                if m.verdict is not None and score is not None
-                else grader_verdict(score, self.min_score, ctx.threshold)
-            ),
-            weight=self.weight,
-            required=self.required or gated,
-            min_score=self.min_score,
-            hits=m.hits,
-            misses=m.misses,
-            reasoning=m.reasoning,
-            details=cap_details(m.details),
-            error=error,
-            duration_ms=round((time.perf_counter() - started) * 1000.0, 3),
-            token_usage=m.token_usage,
-            cost_usd=m.cost_usd,
-            judge_model=m.judge_model,
-            judge_prompt=m.judge_prompt,
-            children=m.children,
-        )
+        if gated:
+            verdict: Verdict = "fail"
+        elif m.verdict is not None and score is not None:
+            verdict = m.verdict
+        else:
+            verdict = grader_verdict(score, self.min_score, ctx.threshold)
+        # Only what differs from the defaults is passed: a deterministic grader's result is
+        # built for every grader of every case, and each field given costs its validation.
+        fields: dict[str, Any] = {
+            "name": self.name or self.type,
+            "type": self.type,
+            "score": score,
+            "verdict": verdict,
+            "duration_ms": round((time.perf_counter() - started) * 1000.0, 3),
+        }
+        if self.weight != 1.0:
+            fields["weight"] = self.weight
+        if self.required or gated:
+            fields["required"] = True
+        if self.min_score is not None:
+            fields["min_score"] = self.min_score
+        if error is not None:
+            fields["error"] = error
+        if m.hits:
+            fields["hits"] = m.hits
+        if m.misses:
+            fields["misses"] = m.misses
+        if m.details:
+            fields["details"] = cap_details(m.details)
+        if m.reasoning or m.children or m.judged:
+            _add_judged(fields, m)
+        return GraderResult(**fields)
+
+
+def _add_judged(fields: dict[str, Any], m: Measurement) -> None:
+    """The fields judged and composite graders fill in, when they differ from the defaults."""
+    if m.reasoning:
+        fields["reasoning"] = m.reasoning
+    if m.children:
+        fields["children"] = m.children
+    if m.token_usage is not None:
+        fields["token_usage"] = m.token_usage
+    if m.cost_usd is not None:
+        fields["cost_usd"] = m.cost_usd
+    if m.judge_model is not None:
+        fields["judge_model"] = m.judge_model
+    if m.judge_prompt is not None:
+        fields["judge_prompt"] = m.judge_prompt
 
 
 async def grade_all(graders: Sequence[Grader], ctx: GradingContext) -> list[GraderResult]:
