@@ -135,6 +135,9 @@ def test_values_read_as_text_and_documents_are_numbered() -> None:
     assert as_text(None) == "null"
     assert documents(["first", "second"]) == "[1] first\n\n[2] second"
     assert untrusted_texts({"output": "x", "context": ["d"]}) == ["x", '[\n  "d"\n]']
+    # Empty values render as nothing, so they cannot hold the nonce; 0 and false are values.
+    empty = {"input": "", "metadata": {}, "context": [], "expected_output": None}
+    assert untrusted_texts({**empty, "output": 0, "x": False}) == ["0", "false"]
 
 
 def test_the_system_rules_name_the_delimiters_and_say_the_data_is_not_instructions() -> None:

@@ -83,6 +83,9 @@ def new_nonce(avoid: Iterable[str] = ()) -> str:
             return nonce
 
 
+_EMPTY: tuple[JSON, ...] = (None, "", [], {})
+
+
 def neutralise(text: str) -> str:
     """Replace every run of 2+ angle brackets (or look-alikes, even with invisible characters
     between them) with as many single guillemets."""
@@ -114,5 +117,6 @@ def documents(values: Iterable[str]) -> str:
 
 
 def untrusted_texts(data: Mapping[str, JSON]) -> list[str]:
-    """Every untrusted value as text, to draw a nonce none of them contains."""
-    return [as_text(v) for v in data.values()]
+    """Every untrusted value as text, to draw a nonce none of them contains (empty values,
+    which render as nothing, are left out: turning `{}` into text costs a JSON encoding)."""
+    return [as_text(v) for v in data.values() if v not in _EMPTY]
