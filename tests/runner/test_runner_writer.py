@@ -8,8 +8,9 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -248,3 +249,57 @@ def test_results_reach_the_writer_thread_a_batch_at_a_time(
     asyncio.run(main())
     assert handed == [_writer.MAX_BATCH, _writer.MAX_BATCH, 600 - 2 * _writer.MAX_BATCH]
     assert [c for batch in batches for c in batch] == [f"c{i}" for i in range(600)]
+
+
+class _Stepped:
+    """Awaits a coroutine and records whether it suspended on the way."""
+
+    def __init__(self, coro: Any) -> None:
+        self.coro = coro
+        self.suspended = False
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        value = None
+        while True:
+            try:
+                yielded = self.coro.send(value)
+            except StopIteration as stop:
+                return stop.value
+            self.suspended = True
+            value = yield yielded
+
+
+def test_writes_wait_only_while_the_pending_results_are_at_the_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Workers that grade without yielding (as with recorded outputs) and a store that is slow
+    # once, then keeps up: once writes have had to wait, the next ones must not queue behind
+    # them while there is room. With an asyncio.Semaphore they did (its woken waiters hold
+    # the queue until they run), and then nearly every write suspended for good.
+    monkeypatch.setattr(_writer, "MAX_PENDING", 64)
+    monkeypatch.setattr(_writer, "MAX_BATCH", 32)
+    waits: list[bool] = []
+    commits: list[int] = []
+
+    class InstantSink:
+        def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
+            commits.append(len(results))
+            if len(commits) == 1:
+                time.sleep(0.05)  # the bound fills up meanwhile
+
+    async def main() -> None:
+        writer = GroupWriter(InstantSink(), "run-1", lambda rs: None)
+
+        async def worker(start: int) -> None:
+            for i in range(start, start + 500):
+                step = _Stepped(writer.write(_case(i)))
+                await step
+                waits.append(step.suspended)
+                time.sleep(0.0001)  # grading the next case (the store's thread runs meanwhile)
+
+        await asyncio.gather(*(worker(k * 1000) for k in range(8)))
+        await writer.close()
+
+    asyncio.run(main())
+    assert len(waits) == 4000 and sum(commits) == 4000
+    assert sum(waits) < 400  # ~70 here; 3,936 with a semaphore
