@@ -17,7 +17,7 @@ import pytest
 from assay.results import CaseResult, RunConfigSnapshot, RunResult, RunSummary, now_iso
 from assay.runner import _writer
 from assay.runner._writer import GroupWriter
-from assay.store import ConflictError, SQLiteStore, StoreWriterError
+from assay.store import ConflictError, SQLiteStore, StoreWriter, StoreWriterError
 
 
 def _case(i: int) -> CaseResult:
@@ -303,3 +303,47 @@ def test_writes_wait_only_while_the_pending_results_are_at_the_bound(
     asyncio.run(main())
     assert len(waits) == 4000 and sum(commits) == 4000
     assert sum(waits) < 400  # ~70 here; 3,936 with a semaphore
+
+
+def test_a_batch_committed_just_before_the_writer_died_is_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The process can die between a commit and its answer: the batch is stored, so it must
+    # be reported as stored (the run's summary counts it), though its answer never came.
+    monkeypatch.setattr(_writer, "MAX_BATCH", 8)
+    store = _store_run(tmp_path / "runs.db")
+    committed: list[str] = []
+    receive = StoreWriter.receive
+    answers: list[int] = []
+
+    def lost_second_answer(self: StoreWriter) -> None:
+        receive(self)  # the batch is committed and answered for ...
+        answers.append(1)
+        if len(answers) == 2:  # ... but this answer is lost with the process
+            os.kill(self.pid, signal.SIGKILL)
+            raise self._ended()
+
+    monkeypatch.setattr(StoreWriter, "receive", lost_second_answer)
+
+    async def main() -> None:
+        writer = GroupWriter(
+            store,
+            "run-1",
+            lambda rs: committed.extend(r.case_id for r in rs),
+            cases=_writer.PROCESS_MIN_CASES,
+        )
+        with pytest.raises(StoreWriterError, match="--resume"):
+            try:
+                for i in range(400):
+                    await writer.write(_case(i))
+                    await asyncio.sleep(0.001)
+            finally:
+                await writer.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        store.close()
+    with SQLiteStore(tmp_path / "runs.db") as reopened:
+        stored = [r.case_id for r in reopened.iter_case_results("run-1")]
+    assert len(stored) >= 16 and committed == stored

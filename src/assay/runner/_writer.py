@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 
 from assay.results import CaseResult
-from assay.store import ResultSink, StoreWriter
+from assay.store import ResultSink, StoreWriter, StoreWriterEnded
 
 __all__ = ["LINGER_S", "MAX_BATCH", "MAX_PENDING", "PROCESS_MIN_CASES", "GroupWriter"]
 
@@ -173,14 +173,30 @@ class GroupWriter:
     def _collect(self) -> None:
         """The answers thread: settle each sent batch, in order, as the process answers."""
         assert self._process is not None
+        stored: set[str] | None = None
         while (batch := self._sent.get()) is not None:
             committed = False
             try:
                 self._process.receive()
                 committed = True
+            except StoreWriterEnded as exc:
+                self._error = self._error or exc
+                # It may have died between a commit and its answer: what the store holds
+                # (read once; nothing commits after the process is gone) is what counts.
+                stored = self._stored_ids(self._process) if stored is None else stored
+                done = [item for item in batch if item[0].case_id in stored]
+                self._loop.call_soon_threadsafe(self._settle, done, True)
+                batch = [item for item in batch if item[0].case_id not in stored]
             except BaseException as exc:
                 self._error = self._error or exc
             self._loop.call_soon_threadsafe(self._settle, batch, committed)
+
+    def _stored_ids(self, process: StoreWriter) -> set[str]:
+        """The case ids stored for the run; none when the store cannot be read either."""
+        try:
+            return process.stored_case_ids(self._run_id)
+        except Exception:
+            return set()
 
     def _settle(self, batch: list[_Item], committed: bool) -> None:
         """On the event loop: free the slots, and report what is now stored."""

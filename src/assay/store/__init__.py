@@ -5,7 +5,7 @@ from assay.store._memory import MemorySink
 from assay.store._open import DATABASE_URL_ENV, DEFAULT_DB_PATH, open_store
 from assay.store._pages import ResultFilter, ResultPage, ResultSort, RunFacets
 from assay.store._postgres import PostgresStore
-from assay.store._process_writer import StoreWriter, StoreWriterError
+from assay.store._process_writer import StoreWriter, StoreWriterEnded, StoreWriterError
 from assay.store._protocol import ResultSink, Store
 from assay.store._snapshot import RawJSON
 from assay.store._sql import Baseline, SQLStore
@@ -29,6 +29,7 @@ __all__ = [
     "SQLiteStore",
     "Store",
     "StoreWriter",
+    "StoreWriterEnded",
     "StoreWriterError",
     "open_store",
 ]

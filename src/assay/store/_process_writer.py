@@ -56,6 +56,11 @@ def receive_message(stream: IO[bytes]) -> tuple[bool, Any]:
     return True, pickle.loads(data)  # noqa: S301 -- written by this module's other end
 
 
+class StoreWriterEnded(StoreWriterError):
+    """The writer process ended before answering: the batches it had not answered for may
+    or may not be committed (it can die between a commit and its answer)."""
+
+
 class StoreWriter:
     """Commits batches of results to the store at `location` from a child process.
 
@@ -72,6 +77,7 @@ class StoreWriter:
             stdout=subprocess.PIPE,
         )
         assert self._process.stdin is not None and self._process.stdout is not None
+        self._location = location
         self._input = self._process.stdin
         self._output = self._process.stdout
         send_message(self._input, location)
@@ -98,7 +104,8 @@ class StoreWriter:
         Raises:
             ConflictError: A case of the batch is already stored for the run.
             UsageError: The run does not exist or is finished.
-            StoreWriterError: The database failed, or the process ended first.
+            StoreWriterError: The database failed.
+            StoreWriterEnded: The process ended first.
         """
         received, outcome = receive_message(self._output)
         if not received:
@@ -107,6 +114,21 @@ class StoreWriter:
             return
         kind, message = outcome
         raise {"conflict": ConflictError, "usage": UsageError}.get(kind, StoreWriterError)(message)
+
+    def stored_case_ids(self, run_id: str) -> set[str]:
+        """The case ids the store holds for the run, read from this process: after the
+        writer ended without answering, what it committed of its last batches.
+
+        Raises:
+            UsageError: The run does not exist.
+        """
+        from assay.store._open import open_store
+
+        store = open_store(self._location)
+        try:
+            return {score.case_id for score in store.iter_case_scores(run_id)}
+        finally:
+            store.close()
 
     def close(self) -> None:
         """Ask the process to end once everything sent is committed, and wait for it."""
@@ -121,9 +143,9 @@ class StoreWriter:
             with contextlib.suppress(BrokenPipeError):
                 stream.close()
 
-    def _ended(self) -> StoreWriterError:
+    def _ended(self) -> StoreWriterEnded:
         code = self._process.wait()
-        return StoreWriterError(
+        return StoreWriterEnded(
             f"the store writer process ended unexpectedly (exit code {code}); "
             "the results it had not committed are not stored: complete the run with --resume"
         )
