@@ -33,7 +33,8 @@ def case_graders(
     return graders
 
 
-def _gate_names(grader: Grader, names: set[str], path: LocPath) -> list[tuple[LocPath, str]]:
+def _gate_names(grader: Grader, path: LocPath) -> list[tuple[LocPath, str]]:
+    """A composite's `safety_gate` names that none of its members has, at any depth."""
     problems: list[tuple[LocPath, str]] = []
     if isinstance(grader, Composite):
         members = {m.display_name for m in grader.assertions}
@@ -44,8 +45,26 @@ def _gate_names(grader: Grader, names: set[str], path: LocPath) -> list[tuple[Lo
                 if name not in members
             ]
         for i, member in enumerate(grader.assertions):
-            problems += _gate_names(member, members, (*path, "assertions", i))
+            problems += _gate_names(member, (*path, "assertions", i))
     return problems
+
+
+_Prepared = tuple[list[tuple[Grader, LocPath, bool]], list[tuple[LocPath, str]]]
+"""A grader's leaves (with whether each relies on the default judge) and its gate-name
+problems: what its checks need that does not depend on the test."""
+
+
+def _prepare(grader: Grader, path: LocPath, prepared: dict[LocPath, _Prepared]) -> _Prepared:
+    """`_Prepared` for a grader; a suite-level one (the same object for every test, at the
+    same path) is worked out once: a 100,000-test suite checked them 100,000 times."""
+    suite_level = path[0] == "assertions"
+    if suite_level and path in prepared:
+        return prepared[path]
+    leaves = [(leaf, where, _wants_default_judge(leaf)) for leaf, where in _leaves(grader, path)]
+    result = (leaves, _gate_names(grader, path))
+    if suite_level:
+        prepared[path] = result
+    return result
 
 
 def _leaves(grader: Grader, path: LocPath) -> list[tuple[Grader, LocPath]]:
@@ -89,6 +108,7 @@ class SuiteChecker:
         self.issues: list[ConfigIssue] = []
         self._judged: dict[LocPath, ConfigIssue] = {}
         self._first_seen: dict[str, Located] = {}
+        self._prepared: dict[LocPath, _Prepared] = {}
 
     def add(self, test: TestCase, index: int, source: SourceMap) -> None:
         """Check test `index`; `source` locates its paths (`tests[index]...`)."""
@@ -104,7 +124,13 @@ class SuiteChecker:
         else:
             self._first_seen[test.id] = source.locate(("tests", index, "id"))
         self.issues += _check_test(
-            self.suite, test, index, source, suite_dir=self.suite_dir, judged=self._judged
+            self.suite,
+            test,
+            index,
+            source,
+            suite_dir=self.suite_dir,
+            judged=self._judged,
+            prepared=self._prepared,
         )
 
     def needs_judge(self, source: SourceMap) -> list[ConfigIssue]:
@@ -135,9 +161,11 @@ def _check_test(
     *,
     suite_dir: Path | None,
     judged: dict[LocPath, ConfigIssue],
+    prepared: dict[LocPath, _Prepared],
 ) -> list[ConfigIssue]:
     """One test's problems; records where it relies on the default judge in `judged` (located
-    now: a streamed test's locations are gone once the next test is read)."""
+    now: a streamed test's locations are gone once the next test is read). What does not
+    depend on the test is worked out once per suite-level grader, in `prepared`."""
     path: LocPath = ("tests", index)
     issues: list[ConfigIssue] = []
 
@@ -173,7 +201,6 @@ def _check_test(
                 "`expected_outcomes` (or suite-level `assertions`)",
             )
         )
-    names = {g.display_name for g, _ in graders}
     facts = TestFacts(
         test_id=test.id,
         expected_output=test.expected_output,
@@ -182,17 +209,19 @@ def _check_test(
         suite_dir=suite_dir,
     )
     for grader, grader_path in graders:
-        for leaf, where in _leaves(grader, grader_path):
+        leaves, gate_problems = _prepare(grader, grader_path, prepared)
+        for leaf, where, wants_judge in leaves:
             problem = leaf.problem_with_test(facts)
             if problem is not None:
                 issues.append(source.issue(where, problem))
-            if _wants_default_judge(leaf):
+            if wants_judge:
                 needs_judge(where)
-        for problem_path, message in _gate_names(grader, names, grader_path):
+        for problem_path, message in gate_problems:
             issues.append(source.issue(problem_path, message))
     aggregator = test.execution.aggregator if test.execution else None
     aggregator = aggregator or suite.execution.aggregator
     if isinstance(aggregator, SafetyGate):
+        names = {g.display_name for g, _ in graders}
         where = (
             (*path, "execution") if test.execution and test.execution.aggregator else ("execution",)
         )
