@@ -8,6 +8,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from assay._concurrency import AdaptiveLimiter
 from assay.cache import ResponseCache, cache_key
@@ -350,32 +351,40 @@ class CaseRunner:
             ci = reduction.ci95
         output = runs[chosen.index][1]
         test = plan.test
-        return CaseResult(
-            case_id=test.id,
-            score=score,
-            verdict=verdict,
-            threshold=plan.bands.threshold,
-            borderline=plan.bands.borderline,
-            output=chosen.output,
-            duration_ms=round(sum(s.duration_ms for s in samples) / len(samples), 3),
-            token_usage=usage,
-            cost_usd=cost,
-            error=error,
-            grader_results=chosen.grader_results,
-            expected_outcome_results=chosen.expected_outcome_results,
-            input=_case_input(plan),
-            messages=output.messages if output else [],
-            tool_calls=output.tool_calls if output else [],
-            tags=list(test.tags),
-            samples=samples if plan.repeat > 1 else [],
-            score_ci95=ci,
-            turns=chosen.turns,
-            rejudged_scores=chosen.rejudged_scores,
-            judge_calls=spend.calls,
-            judge_errors=spend.errors,
-            judge_token_usage=spend.token_usage,
-            judge_cost_usd=spend.cost_usd,
-        )
+        # Only what differs from the defaults is passed: each field given costs validation.
+        fields: dict[str, Any] = {
+            "case_id": test.id,
+            "score": score,
+            "verdict": verdict,
+            "threshold": plan.bands.threshold,
+            "borderline": plan.bands.borderline,
+            "output": chosen.output,
+            "duration_ms": round(sum(s.duration_ms for s in samples) / len(samples), 3),
+            "input": _case_input(plan),
+        }
+        optional: dict[str, Any] = {
+            "token_usage": usage,
+            "cost_usd": cost,
+            "error": error,
+            "score_ci95": ci,
+            "judge_token_usage": spend.token_usage,
+            "judge_cost_usd": spend.cost_usd,
+        }
+        fields.update((k, v) for k, v in optional.items() if v is not None)
+        lists: dict[str, Any] = {
+            "grader_results": chosen.grader_results,
+            "expected_outcome_results": chosen.expected_outcome_results,
+            "messages": output.messages if output else None,
+            "tool_calls": output.tool_calls if output else None,
+            "tags": test.tags,
+            "samples": samples if plan.repeat > 1 else None,
+            "turns": chosen.turns,
+            "rejudged_scores": chosen.rejudged_scores,
+            "judge_calls": spend.calls,
+            "judge_errors": spend.errors,
+        }
+        fields.update((k, v) for k, v in lists.items() if v)
+        return CaseResult(**fields)
 
 
 def _turn_input(given: str | list[InputMessage] | None) -> JSON:
