@@ -7,7 +7,7 @@ import pytest
 from assay.errors import TargetError
 from assay.results import Message, TargetOutput, TokenUsage, ToolCall
 from assay.targets import parse_target_output, parse_text_output
-from assay.targets._output import with_duration
+from assay.targets._output import _WireOutput, with_duration
 
 
 def test_a_string_is_the_output_text() -> None:
@@ -211,3 +211,38 @@ def test_a_structured_object_of_bad_shape_is_an_error() -> None:
     assert str(caught.value) == (
         "invalid output from command 'agent': unknown key 'cost'. Did you mean 'cost_usd'?"
     )
+
+
+def _general(record: dict[str, object]) -> TargetOutput | str:
+    try:
+        return _WireOutput.model_validate(record).to_target_output()
+    except ValueError as exc:  # pydantic's ValidationError
+        return "refused" if "duration_ms" in str(exc) else str(exc)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"output": "hi"},
+        {"output": "hi", "duration_ms": 12},
+        {"output": "hi", "duration_ms": 0.5},
+        {"output": "", "duration_ms": 0},
+        {"output": "hi", "duration_ms": -1},
+        {"output": "hi", "duration_ms": float("nan")},
+        {"output": "hi", "duration_ms": True},
+        {"output": "hi", "duration_ms": "12"},
+        {"output": "hi", "duration_ms": None},
+    ],
+)
+def test_a_plain_record_reads_as_the_structured_shape_does(record: dict[str, object]) -> None:
+    # `{output, duration_ms}` takes a shortcut; it must give what the general path gives.
+    expected = _general(record)
+    try:
+        got: TargetOutput | str = parse_target_output(record)
+    except TargetError as exc:
+        got = "refused" if "duration_ms" in str(exc) else str(exc)
+    if isinstance(expected, str) or isinstance(got, str):
+        assert got == expected
+        return
+    assert got == expected
+    assert ("duration_ms" in got.model_fields_set) == ("duration_ms" in expected.model_fields_set)

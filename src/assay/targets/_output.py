@@ -174,11 +174,32 @@ def parse_target_output(value: JSON, *, source: str = "target") -> TargetOutput:
             f"invalid output from {source}: got {type(value).__name__}; expected a string or "
             "a mapping with an 'output' key"
         )
+    simple = _simple_output(value)
+    if simple is not None:
+        return simple
     try:
         wire = _WireOutput.model_validate(dict(value))
     except ValidationError as exc:
         raise TargetError(f"invalid output from {source}: {_describe(exc)}") from None
     return wire.to_target_output()
+
+
+def _simple_output(value: Mapping[str, Any]) -> TargetOutput | None:
+    """The output of `{output, duration_ms?}` (what most recordings hold), built directly:
+    the general path validates the structured shape, then converts it (~5 µs a record of a
+    100,000-case replay). None for anything else, which takes the general path."""
+    output = value.get("output")
+    if not isinstance(output, str) or not value.keys() <= _SIMPLE_KEYS:
+        return None
+    if "duration_ms" not in value:
+        return TargetOutput(output=output)
+    duration = value["duration_ms"]
+    if isinstance(duration, bool) or not isinstance(duration, int | float) or not duration >= 0:
+        return None  # the general path names the problem
+    return TargetOutput(output=output, duration_ms=duration)
+
+
+_SIMPLE_KEYS = frozenset({"output", "duration_ms"})
 
 
 def parse_text_output(text: str, *, source: str = "target") -> TargetOutput:
