@@ -42,6 +42,9 @@ _Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 class CompareThresholds(StrictModel):
     """What a comparison tolerates before it reports a regression (SPEC §6)."""
 
+    # The HTTP API's OpenAPI document describes the fields from these docstrings.
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     max_pass_rate_drop: _Fraction = 0.0
     """Largest tolerated drop of the pass rate (0–1; 0.1 is ten points). The default 0 flags
     any drop."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from assay._strict_model import StrictModel
 from assay.config._project_store import find_project
@@ -37,6 +37,9 @@ _DEPRECATED = "pass_threshold"
 
 class StudioConfig(StrictModel):
     """The studio's settings."""
+
+    # The HTTP API's OpenAPI document describes the fields from these docstrings.
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
     threshold: Annotated[float, Field(ge=0.0, le=1.0)] = DEFAULT_THRESHOLD
     """Score, 0–1, from which the studio shows a result as passing on its charts and
