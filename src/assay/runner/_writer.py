@@ -29,8 +29,10 @@ __all__ = ["LINGER_S", "MAX_BATCH", "MAX_PENDING", "PROCESS_MIN_CASES", "GroupWr
 
 MAX_BATCH = 256
 """Most results in one transaction."""
-MAX_PENDING = 512
-"""Most results handed over but not yet committed; `write` waits beyond this."""
+MAX_PENDING = 2048
+"""Most results handed over but not yet committed; `write` waits beyond this. Eight batches:
+with two, a fast run (graded recordings) stalled whenever the writer process's answer for a
+batch came late, ~9% of its time idle; memory stays bounded at a few MB of results."""
 LINGER_S = 0.01
 """How long a result waits on the event loop for others before they go to the thread.
 
