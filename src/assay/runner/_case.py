@@ -28,7 +28,6 @@ from assay.results import (
     TokenUsage,
     ToolCall,
     TurnResult,
-    Verdict,
     add_cost,
     add_usage,
 )
@@ -45,39 +44,6 @@ from assay.scoring import (
 from assay.targets import Target, TargetRequest
 
 __all__ = ["CaseRunner"]
-
-
-@dataclass(slots=True)
-class _Sample:
-    """One sample as it is graded: a `SampleResult`'s fields, made into one only when the
-    case has several samples (a single sample's fields go straight into the case result,
-    so validating a model for it cost ~2 µs a case for nothing)."""
-
-    index: int
-    score: float | None
-    verdict: Verdict
-    output: str | None = None
-    duration_ms: float = 0.0
-    error: ErrorInfo | None = None
-    grader_results: list[GraderResult] = field(default_factory=list)
-    expected_outcome_results: list[ExpectedOutcomeResult] = field(default_factory=list)
-    turns: list[TurnResult] = field(default_factory=list)
-    rejudged_scores: list[float | None] = field(default_factory=list)
-
-    def result(self) -> SampleResult:
-        """The sample as reported among a repeated case's samples."""
-        return SampleResult(
-            index=self.index,
-            score=self.score,
-            verdict=self.verdict,
-            output=self.output,
-            duration_ms=self.duration_ms,
-            error=self.error,
-            grader_results=self.grader_results,
-            expected_outcome_results=self.expected_outcome_results,
-            turns=self.turns,
-            rejudged_scores=self.rejudged_scores,
-        )
 
 
 def _ms(started: float) -> float:
@@ -256,7 +222,7 @@ class CaseRunner:
 
     async def _single(
         self, plan: CasePlan, index: int, spend: JudgeSpend
-    ) -> tuple[_Sample, TargetOutput | None]:
+    ) -> tuple[SampleResult, TargetOutput | None]:
         request = plan.request(self.base_dir, index)
         call = await self.call(plan, request)
         graded: _Graded | None = None
@@ -275,7 +241,7 @@ class CaseRunner:
 
     async def _conversation(
         self, plan: CasePlan, index: int, spend: JudgeSpend
-    ) -> tuple[_Sample, TargetOutput | None]:
+    ) -> tuple[SampleResult, TargetOutput | None]:
         test = plan.test
         assert test.turns is not None
         history: tuple[Message, ...] = ()
@@ -331,7 +297,7 @@ class CaseRunner:
             cost_usd=cost,
             duration_ms=duration,
         )
-        sample = _Sample(
+        sample = SampleResult(
             index=index,
             score=folded.score,
             verdict=folded.verdict,
@@ -344,8 +310,10 @@ class CaseRunner:
         return sample, transcript
 
     @staticmethod
-    def _sample(index: int, outcome: CaseOutcome, call: _Call, graded: _Graded | None) -> _Sample:
-        return _Sample(
+    def _sample(
+        index: int, outcome: CaseOutcome, call: _Call, graded: _Graded | None
+    ) -> SampleResult:
+        return SampleResult(
             index=index,
             score=outcome.score,
             verdict=outcome.verdict,
@@ -373,13 +341,11 @@ class CaseRunner:
                 usage = add_usage(usage, output.token_usage)
                 cost = add_cost(cost, output.cost_usd)
         ci: tuple[float, float] | None = None
-        reported: list[SampleResult] | None = None
         if plan.repeat == 1:
             chosen = samples[0]
             score, verdict, error = chosen.score, chosen.verdict, chosen.error
         else:
-            reported = [sample.result() for sample in samples]
-            reduction = reduce_samples(reported, plan.repeat_strategy, plan.bands)
+            reduction = reduce_samples(samples, plan.repeat_strategy, plan.bands)
             chosen = samples[reduction.representative]
             score, verdict, error = reduction.score, reduction.verdict, reduction.error
             ci = reduction.ci95
@@ -411,7 +377,7 @@ class CaseRunner:
             "messages": output.messages if output else None,
             "tool_calls": output.tool_calls if output else None,
             "tags": test.tags,
-            "samples": reported,
+            "samples": samples if plan.repeat > 1 else None,
             "turns": chosen.turns,
             "rejudged_scores": chosen.rejudged_scores,
             "judge_calls": spend.calls,
