@@ -8,7 +8,7 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -193,11 +193,11 @@ def test_a_batch_the_writer_process_refuses_is_raised_and_not_reported(tmp_path:
         assert [r.case_id for r in reopened.iter_case_results("run-1")] == ["c1"]
 
 
-def test_a_dead_writer_process_fails_the_writes_and_reports_only_what_it_committed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(_writer, "MAX_BATCH", 8)
-    store = _store_run(tmp_path / "runs.db")
+def _until_the_writer_fails(
+    store: SQLiteStore, start: Callable[[GroupWriter, list[str]], Awaitable[int]] | None = None
+) -> list[str]:
+    """Write results through the writer process (after `start`, which returns how many it
+    wrote) until the writer fails; the case ids reported as committed."""
     committed: list[str] = []
 
     async def main() -> None:
@@ -208,16 +208,12 @@ def test_a_dead_writer_process_fails_the_writes_and_reports_only_what_it_committ
             cases=_writer.PROCESS_MIN_CASES,
         )
         assert writer.process is not None
-        for i in range(8):
-            await writer.write(_case(i))
-        while len(committed) < 8:  # the first batch is answered
-            await asyncio.sleep(0.01)
-        os.kill(writer.process.pid, signal.SIGKILL)
+        first = await start(writer, committed) if start is not None else 0
         with pytest.raises(StoreWriterError, match="--resume"):
             try:
-                for i in range(8, 400):
+                for i in range(first, 400):
                     await writer.write(_case(i))
-                    await asyncio.sleep(0)
+                    await asyncio.sleep(0.001)
             finally:  # as the run does: whatever failed, the writer is closed
                 await writer.close()
 
@@ -225,8 +221,30 @@ def test_a_dead_writer_process_fails_the_writes_and_reports_only_what_it_committ
         asyncio.run(main())
     finally:
         store.close()
-    with SQLiteStore(tmp_path / "runs.db") as reopened:
-        assert [r.case_id for r in reopened.iter_case_results("run-1")] == committed
+    return committed
+
+
+def _stored(path: Path) -> list[str]:
+    with SQLiteStore(path) as reopened:
+        return [r.case_id for r in reopened.iter_case_results("run-1")]
+
+
+def test_a_dead_writer_process_fails_the_writes_and_reports_only_what_it_committed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_writer, "MAX_BATCH", 8)
+
+    async def first_batch_then_kill(writer: GroupWriter, committed: list[str]) -> int:
+        for i in range(8):
+            await writer.write(_case(i))
+        while len(committed) < 8:  # the first batch is answered
+            await asyncio.sleep(0.01)
+        assert writer.process is not None
+        os.kill(writer.process.pid, signal.SIGKILL)
+        return 8
+
+    committed = _until_the_writer_fails(_store_run(tmp_path / "runs.db"), first_batch_then_kill)
+    assert committed == _stored(tmp_path / "runs.db")
 
 
 def test_results_reach_the_writer_thread_a_batch_at_a_time(
@@ -310,8 +328,6 @@ def test_a_batch_committed_just_before_the_writer_died_is_counted(
     # The process can die between a commit and its answer: the batch is stored, so it must
     # be reported as stored (the run's summary counts it), though its answer never came.
     monkeypatch.setattr(_writer, "MAX_BATCH", 8)
-    store = _store_run(tmp_path / "runs.db")
-    committed: list[str] = []
     receive = StoreWriter.receive
     answers: list[int] = []
 
@@ -323,27 +339,6 @@ def test_a_batch_committed_just_before_the_writer_died_is_counted(
             raise self._ended()
 
     monkeypatch.setattr(StoreWriter, "receive", lost_second_answer)
-
-    async def main() -> None:
-        writer = GroupWriter(
-            store,
-            "run-1",
-            lambda rs: committed.extend(r.case_id for r in rs),
-            cases=_writer.PROCESS_MIN_CASES,
-        )
-        with pytest.raises(StoreWriterError, match="--resume"):
-            try:
-                for i in range(400):
-                    await writer.write(_case(i))
-                    await asyncio.sleep(0.001)
-            finally:
-                await writer.close()
-
-    try:
-        asyncio.run(main())
-    finally:
-        store.close()
-    with SQLiteStore(tmp_path / "runs.db") as reopened:
-        stored = [r.case_id for r in reopened.iter_case_results("run-1")]
+    committed = _until_the_writer_fails(_store_run(tmp_path / "runs.db"))
     assert len(answers) == 2  # the second batch was committed, and its answer lost
-    assert committed == stored
+    assert committed == _stored(tmp_path / "runs.db")
