@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import ValidationError
 from tests.graders._grading import SPEC, grade
 
+from assay.graders.structured import parse_json
 from assay.results import Detail
 
 
@@ -90,3 +93,15 @@ def test_a_huge_json_output_is_checked_whole() -> None:
     assert result.score == 0.0
     assert result.details[0].message == f"line 1 column {len(output)}: Expecting value"
     assert result.details[0].actual is not None and len(result.details[0].actual) == 80
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "Sure!", "  \n\n  Here it is", "\r\nno", "\u00a0{}", "x{}", "\n\n\t]"],
+)
+def test_where_text_cannot_start_json_is_said_as_the_decoder_says_it(text: str) -> None:
+    # Such text is answered without raising the decoder's exception: same words, same place.
+    with pytest.raises(json.JSONDecodeError) as info:
+        json.loads(text)
+    expected = f"line {info.value.lineno} column {info.value.colno}: {info.value.msg}"
+    assert parse_json(text) == (None, expected)

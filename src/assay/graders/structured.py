@@ -41,8 +41,20 @@ _STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 """Built once: `json.loads` with any option builds a new decoder on every call."""
 
 
+_VALUE_STARTS = frozenset('{["-0123456789tfnNI')
+"""The characters a JSON value (or Python's NaN / Infinity, refused after parsing) starts with."""
+
+
 def parse_json(text: str) -> tuple[JSON, str | None]:
-    """The text as strict JSON and None, or None and where parsing failed."""
+    """The text as strict JSON and None, or None and where parsing failed.
+
+    Text that cannot start a value (most outputs checked with a negated `is-json`) gets the
+    decoder's own "Expecting value" message without raising and catching its exception."""
+    start = len(text) - len(text.lstrip(" \t\n\r"))  # JSON's whitespace
+    if start == len(text) or text[start] not in _VALUE_STARTS:
+        line = text.count("\n", 0, start) + 1
+        column = start - text.rfind("\n", 0, start)
+        return None, f"line {line} column {column}: Expecting value"
     try:
         return _STRICT_DECODER.decode(text), None
     except json.JSONDecodeError as exc:
