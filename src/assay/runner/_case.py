@@ -362,7 +362,7 @@ class CaseRunner:
             "duration_ms": round(sum(s.duration_ms for s in samples) / len(samples), 3),
             "input": _case_input(plan),
         }
-        optional: dict[str, Any] = {
+        unless_none: dict[str, Any] = {
             "token_usage": usage,
             "cost_usd": cost,
             "error": error,
@@ -370,8 +370,8 @@ class CaseRunner:
             "judge_token_usage": spend.token_usage,
             "judge_cost_usd": spend.cost_usd,
         }
-        fields.update((k, v) for k, v in optional.items() if v is not None)
-        lists: dict[str, Any] = {
+        fields.update((k, v) for k, v in unless_none.items() if v is not None)
+        unless_empty: dict[str, Any] = {
             "grader_results": chosen.grader_results,
             "expected_outcome_results": chosen.expected_outcome_results,
             "messages": output.messages if output else None,
@@ -383,7 +383,7 @@ class CaseRunner:
             "judge_calls": spend.calls,
             "judge_errors": spend.errors,
         }
-        fields.update((k, v) for k, v in lists.items() if v)
+        fields.update((k, v) for k, v in unless_empty.items() if v)
         return CaseResult(**fields)
 
 

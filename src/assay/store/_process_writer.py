@@ -122,7 +122,7 @@ class StoreWriter:
         Raises:
             UsageError: The run does not exist.
         """
-        from assay.store._open import open_store
+        from assay.store._open import open_store  # it imports this module (via the SQL store)
 
         store = open_store(self._location)
         try:
