@@ -471,6 +471,9 @@ def test_detail_of_a_long_regex_match_is_truncated() -> None:
         # RE2's \w is ASCII-only (documented): letters beyond ASCII need \pL
         ({"type": "regex", "value": r"\w+", "full_match": True}, "naïve", 0.0),
         ({"type": "regex", "value": r"\pL+", "full_match": True}, "naïve", 1.0),
+        # `.` is one character, not one byte of its UTF-8 encoding
+        ({"type": "regex", "value": "caf.", "full_match": True}, "café", 1.0),
+        ({"type": "regex", "value": "ÉCOLE", "case_sensitive": False}, "une école", 1.0),
         ({"type": "equals", "value": "Ünïcödé"}, "Ünïcödé", 1.0),
     ],
 )
@@ -484,3 +487,5 @@ def test_unicode_text_is_compared_by_character(
 def test_a_regex_match_detail_shows_the_unicode_match() -> None:
     result = grade({"type": "regex", "value": r"\d+ jours"}, "Remboursé sous 30 jours — merci")
     assert [(d.check, d.passed, d.actual) for d in result.details] == [("regex", True, "30 jours")]
+    result = grade({"type": "regex", "value": "caf. n"}, "un café noir")
+    assert [d.actual for d in result.details] == ["café n"]

@@ -422,7 +422,7 @@ class Format(Grader):
     def _regex(self, ctx: GradingContext) -> _Outcome:
         pattern = self.checks.regex_match
         assert pattern is not None
-        match = compile_re2(pattern).search(ctx.output)
+        match = compile_re2(pattern).find(ctx.output)
         passed = match is not None
         shown = truncate(pattern, 60)
         return _Outcome(
@@ -433,7 +433,7 @@ class Format(Grader):
                     "format.regex_match",
                     passed,
                     expected=pattern,
-                    actual=match.group(0) if match is not None else ctx.output,
+                    actual=match if match is not None else ctx.output,
                 )
             ],
         )

@@ -16,6 +16,7 @@ from assay.results import JSON
 
 __all__ = [
     "MAX_PATTERN_LENGTH",
+    "CompiledPattern",
     "Contains",
     "ContainsAll",
     "ContainsAny",
@@ -249,7 +250,7 @@ class Regex(Grader):
 
     async def measure(self, ctx: GradingContext) -> Measurement:
         compiled = compile_re2(self.value, case_sensitive=self.case_sensitive)
-        match = compiled.fullmatch(ctx.output) if self.full_match else compiled.search(ctx.output)
+        match = compiled.find(ctx.output, full=self.full_match)
         passed = match is not None
         shown = truncate(self.value, 60)
         return Measurement(
@@ -261,14 +262,37 @@ class Regex(Grader):
                     "regex",
                     passed,
                     expected=self.value,
-                    actual=match.group(0) if match is not None else ctx.output,
+                    actual=match if match is not None else ctx.output,
                 )
             ],
         )
 
 
+class CompiledPattern:
+    """An RE2 pattern, matched against the UTF-8 bytes of a text.
+
+    re2's `str` interface re-maps every match offset between bytes and characters in Python
+    (~3 µs a match, a tenth of a deterministic grading run); matching the encoded text and
+    decoding only the matched bytes gives the same answer for the price of one `encode`.
+    """
+
+    __slots__ = ("_compiled",)
+
+    def __init__(self, compiled: Any) -> None:
+        self._compiled = compiled
+
+    def find(self, text: str, *, full: bool = False) -> str | None:
+        """The text of the first match (of the whole text with `full`), or None."""
+        encoded = text.encode()
+        match = self._compiled.fullmatch(encoded) if full else self._compiled.search(encoded)
+        if match is None:
+            return None
+        # `\C` may match part of a character: show it replaced rather than fail the grade.
+        return match.group(0).decode(errors="replace")  # type: ignore[no-any-return]
+
+
 @functools.lru_cache(maxsize=256)
-def compile_re2(pattern: str, *, case_sensitive: bool = True) -> Any:
+def compile_re2(pattern: str, *, case_sensitive: bool = True) -> CompiledPattern:
     """Compile a pattern with RE2, raising ValueError with a fix-it message when it cannot.
 
     Called when the suite loads, so a bad pattern never reaches a run; cached because the
@@ -285,7 +309,8 @@ def compile_re2(pattern: str, *, case_sensitive: bool = True) -> Any:
     options.case_sensitive = case_sensitive
     options.log_errors = False  # the error is ours to report, not RE2's to print on stderr
     try:
-        return re2.compile(pattern, options)
+        # A bytes pattern in RE2's default UTF-8 mode: it matches characters, not bytes.
+        return CompiledPattern(re2.compile(pattern.encode(), options))
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
         raise ValueError(
