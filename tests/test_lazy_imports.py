@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,3 +32,20 @@ def test_every_exported_name_resolves_and_unknown_names_fail() -> None:
             assert getattr(package, name) is not None
         with pytest.raises(AttributeError, match=r"has no attribute 'nope'"):
             _ = package.nope  # type: ignore[attr-defined]
+
+
+def test_a_run_without_judge_or_http_target_does_not_import_jinja2(tmp_path: Path) -> None:
+    # Jinja2 renders judge prompts and HTTP target templates; ~15 ms of every other run's
+    # start-up went to importing it.
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text(
+        "name: s\ntarget: {type: python, function: 'builtins:str'}\n"
+        "tests: [{id: a, input: hi, assertions: [{type: contains, value: hi}]}]\n"
+    )
+    probe = (
+        "import sys\nfrom assay import EvalConfig, evaluate\n"
+        f"run = evaluate({str(suite)!r}, config=EvalConfig(store=False))\n"
+        "print(run.summary.passed, 'jinja2' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"]

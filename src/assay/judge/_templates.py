@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-
-import jinja2
-from jinja2 import meta
-from jinja2.sandbox import SandboxedEnvironment
+from typing import TYPE_CHECKING
 
 from assay.judge._hardening import SYSTEM_RULES, block, documents, new_nonce, untrusted_texts
 from assay.results import JSON
+
+if TYPE_CHECKING:
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
 
 __all__ = [
     "TEST_FIELDS",
@@ -49,9 +50,17 @@ UNTRUSTED_FIELDS = frozenset(
 _CACHED_TEMPLATES = 1024
 """Distinct template texts kept compiled: a suite's prompts, not one per case."""
 
-_ENV = SandboxedEnvironment(
-    undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False
-)
+
+@functools.cache
+def _env() -> SandboxedEnvironment:
+    """The sandbox templates compile in; Jinja2 is imported on first use (~15 ms a run
+    without a judge would pay at start-up)."""
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
+    return SandboxedEnvironment(
+        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False
+    )
 
 
 @dataclass(frozen=True)
@@ -100,9 +109,11 @@ class PromptTemplate:
         Raises:
             ValueError: The template is not valid Jinja2 (with the line).
         """
+        from jinja2 import TemplateSyntaxError
+
         try:
             return _variables(self.source)
-        except jinja2.TemplateSyntaxError as exc:
+        except TemplateSyntaxError as exc:
             raise ValueError(
                 f"prompt template '{self.name}' line {exc.lineno}: {exc.message}"
             ) from None
@@ -138,13 +149,15 @@ class PromptTemplate:
 def _compile(source: str) -> jinja2.Template:
     """The compiled template of `source`, once per process: every test's grader builds its
     own `PromptTemplate`, and compiling (~2 ms) per case made a judged run CPU-bound."""
-    return _ENV.from_string(source)
+    return _env().from_string(source)
 
 
 @functools.lru_cache(maxsize=_CACHED_TEMPLATES)
 def _variables(source: str) -> frozenset[str]:
     """The variables `source` refers to (parsed once per process, like `_compile`)."""
-    return frozenset(meta.find_undeclared_variables(_ENV.parse(source)))
+    from jinja2 import meta
+
+    return frozenset(meta.find_undeclared_variables(_env().parse(source)))
 
 
 _DELIMITER_TO_BREAK_BEFORE = re.compile(r"(?<!\n)(<<<(?:END )?[A-Z_]+ ([0-9a-f]+)>>>)")

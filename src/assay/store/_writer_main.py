@@ -58,3 +58,7 @@ if __name__ == "__main__":
     except Exception as exc:  # the parent reports the ended process; no traceback for users
         print(f"assay store writer: {type(exc).__name__}: {exc}", file=sys.stderr)
         sys.exit(1)
+    # Everything is committed and the store is closed: skip the interpreter's teardown of
+    # SQLAlchemy's modules (~40 ms the run waits for at its end).
+    sys.stderr.flush()
+    os._exit(0)
