@@ -30,7 +30,11 @@ def _help(command: click.Command, name: str, parent: click.Context | None) -> st
 
 def render() -> str:
     """The whole CLI reference page."""
-    root = click.Context(app, info_name="assay", terminal_width=100, max_content_width=100)
+    # The group's own settings (`-h` as well as `--help`), as `assay` applies them; without
+    # them the page depended on whether a command had already run in this process.
+    root = click.Context(
+        app, info_name="assay", terminal_width=100, max_content_width=100, **app.context_settings
+    )
     parts = [INTRO, "## `assay`\n", "```text", app.get_help(root), "```\n"]
     for name in app.list_commands(root):
         command = app.get_command(root, name)
