@@ -54,37 +54,39 @@ class AdaptiveLimiter:
         return self._in_flight
 
     async def acquire(self) -> None:
-        """Wait for a free slot.
+        """Wait for a free slot; slots go to waiters in the order they came (FIFO).
 
-        While a slot is free this takes it without a lock or a suspension (one event loop: no
-        other task runs between the check and the increment); a run makes one call per case,
-        so this path is hot.
+        While a slot is free and nobody waits, this takes it without a lock or a suspension
+        (one event loop: no other task runs between the check and the increment); a run makes
+        one call per case, so this path is hot. A freed slot is handed to the oldest waiter
+        directly, so a task that arrives just then cannot take it first: with more cases in
+        progress than slots, cases still reach the target in suite order.
         """
-        while self._in_flight >= self.limit:
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
-                else:  # woken, then cancelled: pass the wake-up on
-                    self._wake()
-                raise
-        self._in_flight += 1
+        if self._in_flight < self.limit and not self._waiters:
+            self._in_flight += 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter  # `_wake` counted this task in before waking it
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed a slot, then cancelled: pass it on
+            elif waiter in self._waiters:
+                self._waiters.remove(waiter)
+            raise
 
     def release(self) -> None:
-        """Free a slot and wake a waiter for it."""
+        """Free a slot and hand it to the oldest waiter, if any."""
         self._in_flight -= 1
         self._wake()
 
     def _wake(self) -> None:
-        free = self.limit - self._in_flight
-        while free > 0 and self._waiters:
+        while self._waiters and self._in_flight < self.limit:
             waiter = self._waiters.popleft()
             if not waiter.done():
+                self._in_flight += 1
                 waiter.set_result(None)
-                free -= 1
 
     async def __aenter__(self) -> AdaptiveLimiter:
         await self.acquire()

@@ -15,6 +15,7 @@ from assay import EvalConfig, evaluate
 from assay.errors import ConfigError, UsageError
 from assay.results import RunResult, TokenUsage
 from assay.testing import FakeOpenAIServer
+from assay.testing._judge_script import is_judge_request
 from tests.conftest import write
 
 REPLIES = {"refund?": "Refunds within 30 days.", "hours?": "We never close."}
@@ -274,6 +275,49 @@ def test_judge_concurrency_bounds_judge_calls_separately_from_targets(tmp_path: 
         wall = time.perf_counter() - started
     # 8 judge calls of >= 100 ms, at most 2 at a time: at least 4 rounds
     assert wall >= 0.4
+
+
+def test_a_case_waiting_for_its_judge_leaves_its_target_slot_to_the_next(tmp_path: Path) -> None:
+    # concurrency bounds target calls and judge_concurrency judge calls, separately: while
+    # one case's judge call runs, the next case's target call may run too.
+    events: list[tuple[int, str]] = []
+
+    def kind(body: dict[str, Any]) -> str:
+        return "judge" if is_judge_request(body) else "target"
+
+    def arrive(body: dict[str, Any]) -> None:
+        events.append((1, kind(body)))
+
+    def answer(body: dict[str, Any]) -> str:
+        events.append((-1, "target"))
+        return "Refunds within 30 days."
+
+    def judge(body: dict[str, Any], schema: Any) -> dict[str, Any]:
+        events.append((-1, "judge"))
+        return {"score": 1.0}
+
+    tests = [
+        {"id": f"c{i}", "input": "refund?", "assertions": [{"type": "llm-grader", "prompt": "?"}]}
+        for i in range(3)
+    ]
+    with FakeOpenAIServer(answer, judge=judge, fault=arrive, latency_ms=100) as server:
+        target = {"type": "openai", "model": "fake-model", "base_url": server.base_url}
+        path = suite_file(
+            tmp_path,
+            tests,
+            target={**target, "api_key_env": None},
+            judge={"model": "judge-model"},
+            execution={"concurrency": 1, "judge_concurrency": 1},
+        )
+        result = run(path, server)
+    assert [r.verdict for r in result.results] == ["pass"] * 3
+    in_flight = {"target": 0, "judge": 0}
+    peaks = {"target": 0, "judge": 0, "both": 0}
+    for step, call in events:
+        in_flight[call] += step
+        peaks[call] = max(peaks[call], in_flight[call])
+        peaks["both"] = max(peaks["both"], sum(in_flight.values()))
+    assert peaks == {"target": 1, "judge": 1, "both": 2}
 
 
 def test_a_turns_expected_outcomes_gate_that_turn(tmp_path: Path) -> None:

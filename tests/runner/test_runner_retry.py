@@ -180,6 +180,31 @@ def test_a_cancelled_waiter_leaves_the_queue() -> None:
     assert asyncio.run(main()) == 1
 
 
+def test_a_freed_slot_goes_to_the_oldest_waiter_not_to_whoever_asks_next() -> None:
+    # With more cases in progress than slots, a task that releases and asks again at once
+    # (a worker starting its next case) must queue behind those already waiting.
+    async def main() -> list[str]:
+        limiter = AdaptiveLimiter(1)
+        await limiter.acquire()
+        order: list[str] = []
+
+        async def waiter() -> None:
+            await limiter.acquire()
+            order.append("waiting one")
+            limiter.release()
+
+        waiting = asyncio.create_task(waiter())
+        await asyncio.sleep(0)
+        limiter.release()
+        await limiter.acquire()
+        order.append("the one that released")
+        limiter.release()
+        await asyncio.wait_for(waiting, 1.0)
+        return order
+
+    assert asyncio.run(main()) == ["waiting one", "the one that released"]
+
+
 def test_a_grown_limit_lets_a_waiter_in() -> None:
     async def main() -> int:
         limiter = AdaptiveLimiter(2, cooldown_s=0.0)
@@ -421,7 +446,11 @@ def test_the_runner_asks_the_policy_per_attempt_with_the_servers_retry_after(
     assert {r.verdict for r in result.results} == {"pass"}
     [policy] = policies
     assert policy.max_retries == DEFAULT_MAX_RETRIES
-    assert policy.asked == [(0, 0.0), (1, 0.0), (0, None), (1, None), (2, None)]
+    # While one case waits to retry, the other may call (the wait holds no target slot), so
+    # the two cases' questions interleave; each case's own come in attempt order.
+    told = [asked for asked in policy.asked if asked[1] == 0.0]
+    untold = [asked for asked in policy.asked if asked[1] is None]
+    assert (told, untold) == ([(0, 0.0), (1, 0.0)], [(0, None), (1, None), (2, None)])
     assert result.scheduling is not None and result.scheduling.retries == 5
 
 

@@ -54,14 +54,17 @@ class Dispatcher(Protocol):
 
 
 class LocalDispatch:
-    """`concurrency` asyncio workers pulling from one case iterator, in this process.
+    """asyncio workers pulling from one case iterator, in this process.
 
-    Workers pull instead of one task per case, so memory stays flat in the number of cases
-    and at most `concurrency` cases are in flight.
+    Workers pull instead of one task per case, so memory stays flat in the number of cases.
+    There are `concurrency + judge_concurrency` of them: the target's limiter bounds target
+    calls and the judge pool bounds judge calls, so a case waiting for its judge (or being
+    graded) does not leave a target slot idle, as it did with one worker per target slot.
+    Without judges the extra workers wait at the target's limiter, each holding one case.
     """
 
     def __init__(self, plan: RunPlan, cache: ResponseCache | None, retry: RetryPolicy) -> None:
-        self._concurrency = plan.concurrency
+        self._workers = plan.concurrency + plan.judge_concurrency
         self._cache = cache
         self.judges = JudgePool(
             plan.judge_base, plan.judge_forced, cache=cache, concurrency=plan.judge_concurrency
@@ -81,7 +84,7 @@ class LocalDispatch:
     async def run(
         self, cases: Iterator[tuple[int, CasePlan]], remaining: int, write: WriteResult
     ) -> None:
-        """Run the cases on `concurrency` workers (fewer when fewer cases remain)."""
+        """Run the cases on the workers (fewer when fewer cases remain)."""
         runner = self.runner
 
         async def worker() -> None:
@@ -89,7 +92,7 @@ class LocalDispatch:
                 await write(await runner.run(case))
 
         async with asyncio.TaskGroup() as group:
-            for _ in range(min(self._concurrency, max(1, remaining))):
+            for _ in range(min(self._workers, max(1, remaining))):
                 group.create_task(worker())
 
     def scheduling(self) -> SchedulingStats:
