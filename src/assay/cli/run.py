@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import gc
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Literal
 
 import click
@@ -134,17 +136,17 @@ def command(
     baseline included), 2 for a configuration error, 130 when interrupted (finished cases are
     kept; complete the run with --resume RUN_ID).
     """
-    _import_quietly()
-    from rich.console import Console
+    with _collector_paused():
+        from rich.console import Console
 
-    from assay.api import open_cache, prepare_resume, run_plan
-    from assay.cache import CacheMode
-    from assay.cli._output import print_warnings, stdout_console
-    from assay.cli._progress import RunProgress
-    from assay.cli._reports import parse_reports, write_reports
-    from assay.config import discover_suite_files, load_project, load_suite
-    from assay.runner import RunOptions, check_baseline, plan_run
-    from assay.store import open_store
+        from assay.api import open_cache, prepare_resume, run_plan
+        from assay.cache import CacheMode
+        from assay.cli._output import print_warnings, stdout_console
+        from assay.cli._progress import RunProgress
+        from assay.cli._reports import parse_reports, write_reports
+        from assay.config import discover_suite_files, load_project, load_suite
+        from assay.runner import RunOptions, check_baseline, plan_run
+        from assay.store import open_store
 
     _check_options(paths, resume, baseline, threshold, borderline)
     ray = _ray_options(executor, ray_address, ray_workers)
@@ -230,21 +232,16 @@ def _check_options(
         )
 
 
-def _import_quietly() -> None:
-    """Import what `run` needs with the garbage collector off.
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The garbage collector off for `run`'s imports.
 
-    The imports create ~65,000 objects that live as long as the process; with the collector
-    on, they were scanned ~150 times while they were made (~40 ms of start-up).
+    They create ~65,000 objects that live as long as the process; with the collector on,
+    those were scanned ~150 times while they were made (~40 ms of start-up).
     """
     gc.disable()
     try:
-        import rich.console  # noqa: F401
-
-        import assay.api
-        import assay.cli._progress
-        import assay.cli._reports
-        import assay.runner
-        import assay.store  # noqa: F401
+        yield
     finally:
         gc.enable()
 

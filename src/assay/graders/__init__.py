@@ -16,6 +16,7 @@ from assay.graders.rubric import RubricItem, RubricItems, Rubrics
 from assay.graders.similarity import Rouge, Similarity
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
+    CompiledPattern,
     Contains,
     ContainsAll,
     ContainsAny,
@@ -33,6 +34,7 @@ __all__ = [
     "BUILTIN_GRADERS",
     "AgentJudge",
     "CodeGrader",
+    "CompiledPattern",
     "Composite",
     "Contains",
     "ContainsAll",
