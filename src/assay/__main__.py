@@ -1,5 +1,5 @@
 """`python -m assay` runs the CLI."""
 
-from assay.cli import main
+from assay.cli import console
 
-main()
+console()

@@ -1,5 +1,5 @@
 """The `assay` command line: one module per command."""
 
-from assay.cli._main import app, main
+from assay.cli._main import app, console, main
 
-__all__ = ["app", "main"]
+__all__ = ["app", "console", "main"]

@@ -6,9 +6,13 @@ traceback), 3 internal error (traceback), 130 interrupted.
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 import click
 
@@ -22,6 +26,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "app",
+    "console",
     "main",
 ]
 
@@ -91,3 +96,42 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         sys.exit(EXIT_INTERNAL)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def console() -> NoReturn:
+    """The `assay` executable: `main`, then end the process without the interpreter's teardown.
+
+    Once a command is done, Python would free every module and object one by one: ~0.2 s after
+    a 5,000-case run (2,700 pydantic classes and their validators), a twentieth of the whole run.
+    None of it is needed, so the process ends as soon as what a normal exit guarantees is done:
+    the atexit handlers have run (logging, multiprocessing, coverage) and the standard streams
+    are flushed. Exits the normal way while a non-daemon thread still runs (Python waits for
+    it) or when flushing fails (Python reports it).
+    """
+    code: str | int | None = EXIT_OK
+    try:
+        main()
+    except SystemExit as end:
+        code = end.code
+    if not isinstance(code, int | None) or not _only_daemon_threads() or not _flushed():
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    if not _flushed():
+        sys.exit(code)
+    os._exit(code or EXIT_OK)
+
+
+def _only_daemon_threads() -> bool:
+    main_thread = threading.main_thread()
+    return all(t is main_thread or t.daemon for t in threading.enumerate())
+
+
+def _flushed() -> bool:
+    """Flush stdout and stderr; False when that fails (a closed pipe, a full disk)."""
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        return False
+    return True
