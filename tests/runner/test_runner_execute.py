@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 import statistics
 import sys
 import textwrap
@@ -15,6 +16,7 @@ from types import ModuleType
 import pytest
 
 from assay.config import LoadedSuite, load_project, parse_suite
+from assay.errors import UsageError
 from assay.results import (
     JSON,
     CaseResult,
@@ -28,8 +30,9 @@ from assay.results import (
     TokenUsage,
     ToolCall,
 )
-from assay.runner import RunOptions, execute, plan_run
-from assay.store import MemorySink, SQLiteStore
+from assay.runner import RunOptions, _writer, execute, plan_run
+from assay.store import MemorySink, SQLiteStore, StoreWriter
+from assay.targets.python import PythonTarget
 
 AGENT_SOURCE = """
 import asyncio
@@ -251,6 +254,53 @@ def test_the_summary_matches_the_streamed_results(agent: ModuleType) -> None:
         cases_passed=False,
         passed=False,
     )
+
+
+def _watch_writer_process(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[int]]:
+    """Runs of 3+ cases commit through a writer process; (the order in which the process is
+    started and the target set up, the process ids)."""
+    monkeypatch.setattr(_writer, "PROCESS_MIN_CASES", 3)
+    events: list[str] = []
+    pids: list[int] = []
+    spawn, setup = SQLiteStore.spawn_writer, PythonTarget.setup
+
+    def spawn_writer(store: SQLiteStore) -> StoreWriter | None:
+        events.append("writer process")
+        process = spawn(store)
+        pids.extend([process.pid] if process is not None else [])
+        return process
+
+    async def set_up(target: PythonTarget, base_dir: Path) -> None:
+        events.append("target set-up")
+        await setup(target, base_dir)
+
+    monkeypatch.setattr(SQLiteStore, "spawn_writer", spawn_writer)
+    monkeypatch.setattr(PythonTarget, "setup", set_up)
+    return events, pids
+
+
+def test_a_long_runs_writer_process_starts_before_the_target_is_set_up(
+    agent: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events, pids = _watch_writer_process(monkeypatch)
+    with SQLiteStore(tmp_path / "runs.db") as store:
+        finished = run(python_suite(agent, [ok_case(f"c{i}") for i in range(4)]), store)
+        stored = store.get_run(finished.id, include_results=True)
+    assert events == ["writer process", "target set-up"]  # its start-up overlaps the set-up
+    assert [r.case_id for r in stored.results] == ["c0", "c1", "c2", "c3"]
+    assert len(pids) == 1
+
+
+def test_the_writer_process_ends_when_the_target_cannot_be_set_up(
+    agent: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events, pids = _watch_writer_process(monkeypatch)
+    tests = [ok_case(f"c{i}") for i in range(4)]
+    with SQLiteStore(tmp_path / "runs.db") as store, pytest.raises(UsageError):
+        run(python_suite(agent, tests, function="no_such_function"), store)
+    assert events == ["writer process", "target set-up"]
+    with pytest.raises(ProcessLookupError):  # ended and reaped, not left behind
+        os.kill(pids[0], 0)
 
 
 # -- failures of the system under test ---------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 
 from assay.results import CaseResult, RunConfigSnapshot, RunResult, RunSummary, now_iso
 from assay.runner import _writer
-from assay.runner._writer import GroupWriter
+from assay.runner._writer import GroupWriter, start_writer_process
 from assay.store import ConflictError, SQLiteStore, StoreWriter, StoreWriterError
 
 
@@ -147,7 +147,10 @@ def _through_store(store: SQLiteStore, ids: list[str], cases: int) -> tuple[list
     async def main() -> None:
         nonlocal pid
         writer = GroupWriter(
-            store, "run-1", lambda rs: committed.extend(r.case_id for r in rs), cases=cases
+            store,
+            "run-1",
+            lambda rs: committed.extend(r.case_id for r in rs),
+            process=start_writer_process(store, cases),
         )
         pid = writer.process.pid if writer.process else None
         try:
@@ -205,7 +208,7 @@ def _until_the_writer_fails(
             store,
             "run-1",
             lambda rs: committed.extend(r.case_id for r in rs),
-            cases=_writer.PROCESS_MIN_CASES,
+            process=store.spawn_writer(),
         )
         assert writer.process is not None
         first = await start(writer, committed) if start is not None else 0

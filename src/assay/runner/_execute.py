@@ -36,7 +36,7 @@ from assay.runner._dispatch import Dispatcher, LocalDispatch, RayOptions
 from assay.runner._plan import RunOptions, RunPlan, check_judge_key, iter_cases
 from assay.runner._regression import RegressionTracker, track_new_run, track_resumed_run
 from assay.runner._retry import RetryPolicy
-from assay.runner._writer import GroupWriter
+from assay.runner._writer import GroupWriter, start_writer_process
 from assay.scoring import SummaryBuilder
 from assay.store import RawJSON, ResultSink
 
@@ -284,6 +284,29 @@ async def _dispatcher(
     return await start_ray_dispatch(plan, cache, ray, snapshot_of(plan), run_id)
 
 
+async def _set_up(
+    plan: RunPlan,
+    sink: ResultSink,
+    *,
+    regression: RegressionTracker | None,
+    cache: ResponseCache | None,
+    ray: RayOptions | None,
+    new_run: tuple[str, str],
+    resume: Resume | None,
+) -> tuple[Dispatcher, _Execution, RunResult]:
+    """Set the target up, start the dispatcher, then create (or take over) the run."""
+    await plan.target.setup(plan.target_base_dir)
+    gc.freeze()  # what the target loaded (a replay file) lives as long as the run
+    try:  # workers start before the run is created: an unreachable cluster stores nothing
+        dispatch = await _dispatcher(plan, cache, ray, resume.run.id if resume else new_run[0])
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await plan.target.teardown()
+        raise
+    state = _Execution(plan, sink, regression)
+    return dispatch, state, state.start(*new_run, resume)
+
+
 async def _execute(
     plan: RunPlan,
     sink: ResultSink,
@@ -301,16 +324,24 @@ async def _execute(
         regression = track_new_run(plan, sink, run_id=run_id, started_at=started_at)
     else:
         regression = track_resumed_run(sink, resume.run.id)
-    await plan.target.setup(plan.target_base_dir)
-    gc.freeze()  # what the target loaded (a replay file) lives as long as the run
-    try:  # workers start before the run is created: an unreachable cluster stores nothing
-        dispatch = await _dispatcher(plan, cache, ray, resume.run.id if resume else run_id)
+    # A resumed run counts what its stored summary counts (a killed run's may be behind: at
+    # worst a process starts that a short remainder did not need).
+    to_run = len(plan.cases) - (resume.run.summary.total if resume else 0)
+    process = start_writer_process(sink, to_run)  # before the set-up, to overlap it
+    try:
+        dispatch, state, run = await _set_up(
+            plan,
+            sink,
+            regression=regression,
+            cache=cache,
+            ray=ray,
+            new_run=(run_id, started_at),
+            resume=resume,
+        )
     except BaseException:
-        with contextlib.suppress(Exception):
-            await plan.target.teardown()
+        if process is not None:
+            process.close()
         raise
-    state = _Execution(plan, sink, regression)
-    run = state.start(run_id, started_at, resume)
     done = state.done_ids
     cases = iter_cases(plan, done)
 
@@ -321,11 +352,10 @@ async def _execute(
             if on_case is not None:
                 on_case(result)
 
-    remaining = len(plan.cases) - len(done)
-    writer = GroupWriter(sink, run.id, committed, cases=remaining)
+    writer = GroupWriter(sink, run.id, committed, process=process)
     failure: BaseException | None = None
     try:
-        await dispatch.run(cases, remaining, writer.write)
+        await dispatch.run(cases, len(plan.cases) - len(done), writer.write)
     except BaseException as exc:
         failure = exc
     try:

@@ -25,7 +25,14 @@ from collections.abc import Callable
 from assay.results import CaseResult
 from assay.store import ResultSink, StoreWriter, StoreWriterEnded
 
-__all__ = ["LINGER_S", "MAX_BATCH", "MAX_PENDING", "PROCESS_MIN_CASES", "GroupWriter"]
+__all__ = [
+    "LINGER_S",
+    "MAX_BATCH",
+    "MAX_PENDING",
+    "PROCESS_MIN_CASES",
+    "GroupWriter",
+    "start_writer_process",
+]
 
 MAX_BATCH = 256
 """Most results in one transaction."""
@@ -48,6 +55,17 @@ _Item = tuple[CaseResult, str | None]
 """A queued result, with its JSON document when it goes to the writer process."""
 
 
+def start_writer_process(sink: ResultSink, cases: int) -> StoreWriter | None:
+    """The writer process for a run with `cases` to go, for `GroupWriter`.
+
+    None when the run is too short to repay starting one (`PROCESS_MIN_CASES`) or the sink
+    cannot be written from another process. A run starts it before its target's set-up, so
+    the process's start-up uses the other core while the SDK is imported rather than while
+    the first requests are in flight (~0.07 s of a 5,000-case run).
+    """
+    return sink.spawn_writer() if cases >= PROCESS_MIN_CASES else None
+
+
 class GroupWriter:
     """Writes the case results of one run to a sink from a dedicated thread."""
 
@@ -57,12 +75,12 @@ class GroupWriter:
         run_id: str,
         on_committed: Callable[[list[CaseResult]], None],
         *,
-        cases: int = 0,
+        process: StoreWriter | None = None,
     ) -> None:
         """Start the writer thread; `on_committed` runs on the event loop after each commit.
 
-        With at least `PROCESS_MIN_CASES` `cases` to come, and a sink that can be written
-        from another process, batches go through the sink's writer process.
+        With a `process` (from `start_writer_process`), batches go through it, and `close`
+        ends it.
         """
         self._sink = sink
         self._run_id = run_id
@@ -77,7 +95,7 @@ class GroupWriter:
         self._flush_timer: asyncio.TimerHandle | None = None
         self._queue: queue.SimpleQueue[list[_Item] | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
-        self._process = sink.spawn_writer() if cases >= PROCESS_MIN_CASES else None
+        self._process = process
         self._sent: queue.SimpleQueue[list[_Item] | None] = queue.SimpleQueue()
         self._answers = threading.Thread(
             target=self._collect, name="assay-store-answers", daemon=True
