@@ -67,6 +67,16 @@ def test_the_exit_code_of_the_command_is_the_process_exit_code(tmp_path: Path) -
     assert "atexit handler ran" in ended.stdout
 
 
+def test_files_left_open_are_flushed(tmp_path: Path) -> None:
+    # As a Python target's module might: written, never flushed or closed.
+    log = tmp_path / "agent.log"
+    opened = f"LOG = open({str(log)!r}, 'w'); LOG.write('answered 3 cases')"
+    ended = _console(["--version"], extra=opened)
+    assert ended.returncode == 0, ended.stderr
+    assert "torn down" not in ended.stdout
+    assert log.read_text() == "answered 3 cases"
+
+
 def test_a_running_non_daemon_thread_is_waited_for() -> None:
     thread = """
 def late():
