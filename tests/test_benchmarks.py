@@ -107,3 +107,15 @@ def test_bad_options_are_usage_errors() -> None:
     done = bench("--only", "nonsense")
     assert done.returncode == 2
     assert "invalid choice: 'nonsense'" in done.stderr
+
+
+def test_a_runner_benchmark_reports_its_fastest_run_and_lists_every_run() -> None:
+    done = bench("--quick", "--only", "runner", "--repeats", "2")
+
+    assert done.returncode in (0, 1), done.stderr
+    listed = re.search(r"The fastest of 2 runs: ([\d.]+) s, ([\d.]+) s\.", done.stdout)
+    assert listed is not None, done.stdout
+    fastest, other = float(listed[1]), float(listed[2])
+    assert fastest <= other
+    (row,) = target_rows(done.stdout)
+    assert row[2] == f"{fastest:.2f} s"
