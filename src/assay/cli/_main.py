@@ -109,7 +109,7 @@ def console() -> NoReturn:
     None of it is needed, so the process ends as soon as what a normal exit guarantees is done:
     the atexit handlers have run (logging, multiprocessing, coverage) and the standard streams
     are flushed, and so is every other open file (a Python target's module may hold one, which
-    the teardown would have flushed; ~30 ms). Exits the normal way while a non-daemon thread
+    the teardown would have flushed: ~20 ms after a 5,000-case run). Exits the normal way while a non-daemon thread
     still runs (Python waits for it) or when flushing stdout or stderr fails (Python reports
     it). Objects' `__del__` methods do not run.
     """
