@@ -10,6 +10,7 @@ import atexit
 import contextlib
 import gc
 import io
+import itertools
 import os
 import sys
 import threading
@@ -109,9 +110,9 @@ def console() -> NoReturn:
     None of it is needed, so the process ends as soon as what a normal exit guarantees is done:
     the atexit handlers have run (logging, multiprocessing, coverage) and the standard streams
     are flushed, and so is every other open file (a Python target's module may hold one, which
-    the teardown would have flushed: ~20 ms after a 5,000-case run). Exits the normal way while a non-daemon thread
-    still runs (Python waits for it) or when flushing stdout or stderr fails (Python reports
-    it). Objects' `__del__` methods do not run.
+    the teardown would have flushed). Exits the normal way while a non-daemon thread still
+    runs (Python waits for it) or when flushing stdout or stderr fails (Python reports it).
+    Objects' `__del__` methods do not run.
     """
     code: str | int | None = EXIT_OK
     try:
@@ -148,9 +149,11 @@ _BUFFERED_FILES = (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom)
 
 def _flush_open_files() -> None:
     """Flush every open buffered file, as freeing it in the interpreter's teardown would."""
-    for candidate in gc.get_objects():
-        # By type, not isinstance: isinstance reads `__class__`, which a lazy proxy (the
-        # openai SDK has some) answers by importing what it stands for.
-        if issubclass(type(candidate), _BUFFERED_FILES):
-            with contextlib.suppress(Exception):  # closed, detached or failing: as at teardown
-                candidate.flush()
+    objects = gc.get_objects()
+    # By type, not isinstance: isinstance reads `__class__`, which a lazy proxy (the openai
+    # SDK has some) answers by importing what it stands for. Mapped in C: a Python loop over
+    # the ~200,000 objects of a large run took twice as long.
+    is_file = map(issubclass, map(type, objects), itertools.repeat(_BUFFERED_FILES))
+    for file in itertools.compress(objects, is_file):
+        with contextlib.suppress(Exception):  # closed, detached or failing: as at teardown
+            file.flush()
