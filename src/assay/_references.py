@@ -12,7 +12,16 @@ from collections.abc import Callable
 
 from assay._strict_model import suggest
 
-__all__ = ["UnresolvedReference", "resolve_reference", "split_command"]
+__all__ = ["UnresolvedReference", "resolve_reference", "split_command", "user_code_imported"]
+
+_user_code_imported = False
+
+
+def user_code_imported() -> bool:
+    """Whether this process has imported a module a suite named (a `python` target, a
+    `code-grader`): its objects may hold open files, which the `assay` executable flushes
+    before it ends without Python's teardown (`assay.cli.console`)."""
+    return _user_code_imported
 
 
 class UnresolvedReference(ValueError):
@@ -31,7 +40,9 @@ def resolve_reference(reference: str) -> Callable[..., object]:
         UnresolvedReference: the module cannot be imported, an attribute is missing (with a "did you
             mean"), or the object is not callable.
     """
+    global _user_code_imported  # noqa: PLW0603 -- one fact about the process
     module_name, _, qualname = reference.partition(":")
+    _user_code_imported = True
     try:
         found: object = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:

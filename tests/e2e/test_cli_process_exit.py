@@ -15,7 +15,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from assay._version import __version__
-from tests.e2e._cli import ASSAY
+from tests.e2e._cli import ASSAY, assay
 
 # A module-level object whose finaliser prints, which happens only in the interpreter's teardown;
 # an atexit handler; then `assay ARGV` through `entry`, the console entry point by default.
@@ -67,14 +67,25 @@ def test_the_exit_code_of_the_command_is_the_process_exit_code(tmp_path: Path) -
     assert "atexit handler ran" in ended.stdout
 
 
-def test_files_left_open_are_flushed(tmp_path: Path) -> None:
-    # As a Python target's module might: written, never flushed or closed.
+def test_files_a_python_targets_module_left_open_are_flushed(tmp_path: Path) -> None:
+    # The module opens its log when imported and writes a line per case, never flushing it.
     log = tmp_path / "agent.log"
-    opened = f"LOG = open({str(log)!r}, 'w'); LOG.write('answered 3 cases')"
-    ended = _console(["--version"], extra=opened)
+    (tmp_path / "logging_agent.py").write_text(
+        f"LOG = open({str(log)!r}, 'w')\n"
+        "def answer(case):\n"
+        "    LOG.write(case['id'] + '\\n')\n"
+        "    return 'ok'\n"
+    )
+    tests = "".join(
+        f"  - {{id: c{i}, input: hi, assertions: [{{type: equals, value: ok}}]}}\n"
+        for i in range(3)
+    )
+    (tmp_path / "log.eval.yaml").write_text(
+        f"name: log\ntarget: {{type: python, function: 'logging_agent:answer'}}\ntests:\n{tests}"
+    )
+    ended = assay("run", "log.eval.yaml", "--db", str(tmp_path / "runs.db"), cwd=tmp_path)
     assert ended.returncode == 0, ended.stderr
-    assert "torn down" not in ended.stdout
-    assert log.read_text() == "answered 3 cases"
+    assert sorted(log.read_text().split()) == ["c0", "c1", "c2"]
 
 
 def test_a_running_non_daemon_thread_is_waited_for() -> None:

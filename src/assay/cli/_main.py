@@ -109,8 +109,9 @@ def console() -> NoReturn:
     a 5,000-case run (2,700 pydantic classes and their validators), a twentieth of the whole run.
     None of it is needed, so the process ends as soon as what a normal exit guarantees is done:
     the atexit handlers have run (logging, multiprocessing, coverage) and the standard streams
-    are flushed, and so is every other open file (a Python target's module may hold one, which
-    the teardown would have flushed). Exits the normal way while a non-daemon thread still
+    are flushed, and so is every other open file once a suite's own code was imported (a Python
+    target's module may hold one, which the teardown would have flushed; finding them takes
+    ~20 ms after a large run). Exits the normal way while a non-daemon thread still
     runs (Python waits for it) or when flushing stdout or stderr fails (Python reports it).
     Objects' `__del__` methods do not run.
     """
@@ -122,7 +123,9 @@ def console() -> NoReturn:
     if not isinstance(code, int | None) or not _only_daemon_threads() or not _flushed():
         sys.exit(code)
     atexit._run_exitfuncs()
-    _flush_open_files()
+    references = sys.modules.get("assay._references")  # not imported: no user code was either
+    if references is not None and references.user_code_imported():
+        _flush_open_files()
     if not _flushed():
         sys.exit(code)
     os._exit(code or EXIT_OK)
