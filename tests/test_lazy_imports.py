@@ -1,4 +1,4 @@
-"""The read-only commands' imports stay light: `assay.config` and `assay.api` load on use."""
+"""The CLI's imports stay light: `assay.config`, `assay.api` and `assay.report` load on use."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 import assay.api
 import assay.config
+import assay.report
 
 
 @pytest.mark.parametrize(
@@ -26,8 +27,17 @@ def test_reading_runs_does_not_import_graders_or_targets(statement: str) -> None
     assert done.stdout.strip() == "[]"
 
 
+def test_the_run_summary_does_not_import_the_file_report_formats() -> None:
+    # `assay run` prints with the terminal renderer; HTML and JUnit (~14 ms of imports, their
+    # escaping regexes among them) load only when a report file is asked for.
+    probe = "import sys; from assay.report import listed_verdicts, render_json, render_run; "
+    probe += "print(sorted(m for m in sys.modules if m.startswith('assay.report.')))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['assay.report.json', 'assay.report.terminal']"
+
+
 def test_every_exported_name_resolves_and_unknown_names_fail() -> None:
-    for package in (assay.config, assay.api):
+    for package in (assay.config, assay.api, assay.report):
         for name in package.__all__:
             assert getattr(package, name) is not None
         with pytest.raises(AttributeError, match=r"has no attribute 'nope'"):
