@@ -13,6 +13,7 @@ import subprocess
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import IO
 
 from assay._version import __version__
 from tests.e2e._cli import ASSAY, assay
@@ -38,17 +39,20 @@ _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
 
 
 def _console(
-    argv: list[str], extra: str = "", entry: str = "console()", **kwargs: object
+    argv: list[str],
+    extra: str = "",
+    entry: str = "console()",
+    stdout: int | IO[str] = subprocess.PIPE,
 ) -> subprocess.CompletedProcess[str]:
     code = _SCRIPT.format(argv=argv, extra=extra, entry=entry)
-    return subprocess.run(  # type: ignore[call-overload, no-any-return]
+    return subprocess.run(
         [sys.executable, "-c", code],
+        stdout=stdout,
         stderr=subprocess.PIPE,
         text=True,
         timeout=60,
         check=False,
         env=_ENV,
-        **{"stdout": subprocess.PIPE, **kwargs},
     )
 
 

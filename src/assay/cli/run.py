@@ -136,7 +136,7 @@ def command(
     baseline included), 2 for a configuration error, 130 when interrupted (finished cases are
     kept; complete the run with --resume RUN_ID).
     """
-    with _collector_paused():
+    with _long_lived_imports():
         from rich.console import Console
 
         from assay.api import open_cache, prepare_resume, run_plan
@@ -233,7 +233,7 @@ def _check_options(
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def _long_lived_imports() -> Iterator[None]:
     """The garbage collector off for `run`'s imports, then what they made frozen.
 
     They create ~65,000 objects that live as long as the process; with the collector on,

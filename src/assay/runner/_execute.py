@@ -291,20 +291,21 @@ async def _set_up(
     regression: RegressionTracker | None,
     cache: ResponseCache | None,
     ray: RayOptions | None,
-    new_run: tuple[str, str],
+    run_id: str,
+    started_at: str,
     resume: Resume | None,
 ) -> tuple[Dispatcher, _Execution, RunResult]:
-    """Set the target up, start the dispatcher, then create (or take over) the run."""
+    """Set the target up, start the dispatcher, then create the run (or take over `resume`'s)."""
     await plan.target.setup(plan.target_base_dir)
     gc.freeze()  # what the target loaded (a replay file) lives as long as the run
     try:  # workers start before the run is created: an unreachable cluster stores nothing
-        dispatch = await _dispatcher(plan, cache, ray, resume.run.id if resume else new_run[0])
+        dispatch = await _dispatcher(plan, cache, ray, resume.run.id if resume else run_id)
     except BaseException:
         with contextlib.suppress(Exception):
             await plan.target.teardown()
         raise
     state = _Execution(plan, sink, regression)
-    return dispatch, state, state.start(*new_run, resume)
+    return dispatch, state, state.start(run_id, started_at, resume)
 
 
 async def _execute(
@@ -335,7 +336,8 @@ async def _execute(
             regression=regression,
             cache=cache,
             ray=ray,
-            new_run=(run_id, started_at),
+            run_id=run_id,
+            started_at=started_at,
             resume=resume,
         )
     except BaseException:
