@@ -1,4 +1,5 @@
-"""The CLI's imports stay light: `assay.config`, `assay.api` and `assay.report` load on use."""
+"""The CLI's imports stay light: `assay.config`, `assay.api`, `assay.report` and `assay.store`
+load on use."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 import assay.api
 import assay.config
 import assay.report
+import assay.store
 
 
 @pytest.mark.parametrize(
@@ -37,7 +39,7 @@ def test_the_run_summary_does_not_import_the_file_report_formats() -> None:
 
 
 def test_every_exported_name_resolves_and_unknown_names_fail() -> None:
-    for package in (assay.config, assay.api, assay.report):
+    for package in (assay.config, assay.api, assay.report, assay.store):
         for name in package.__all__:
             assert getattr(package, name) is not None
         with pytest.raises(AttributeError, match=r"has no attribute 'nope'"):

@@ -12,15 +12,18 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from assay.runner._writer import PROCESS_MIN_CASES
 from assay.store import SQLiteStore
 from tests._processes import running
 from tests.conftest import write
-from tests.e2e._cli import ASSAY, assay
+from tests.e2e._cli import ASSAY, assay, assay_env
 
 N = PROCESS_MIN_CASES + 100
 SLOW_FROM = 1500
@@ -28,10 +31,22 @@ SLOW_FROM = 1500
 AGENT = f"""import os, time
 
 def answer(case):
+    if os.environ.get("CALLS"):
+        with open(os.environ["CALLS"], "a") as calls:
+            calls.write(case["id"] + "\\n")
     n = int(case["id"].removeprefix("c"))
     if n >= {SLOW_FROM} and os.environ.get("SLOW"):
         time.sleep(2.0)
+    if case["id"] == os.environ.get("FAIL"):
+        return {{"output": "no idea"}}
     return {{"output": f"answer {{n}} ok"}}
+"""
+
+PROBE = """import atexit, sys
+atexit.register(lambda: print("SQLAlchemy imported:", "sqlalchemy" in sys.modules, file=sys.stderr))
+from assay.cli import console
+sys.argv = ["assay", *sys.argv[1:]]
+console()
 """
 
 
@@ -164,3 +179,49 @@ def test_a_killed_writer_fails_the_run_cleanly_and_resume_completes(tmp_path: Pa
     assert run.status == "failed"
     assert run.summary.total == _stored(db)  # counted exactly what was committed
     _resume_completes(tmp_path, run.id)
+
+
+@pytest.mark.parametrize(("failing", "reads"), [(None, False), ("c7", True)])
+def test_a_long_run_opens_the_store_itself_only_to_list_cases(
+    tmp_path: Path, failing: str | None, reads: bool
+) -> None:
+    # The writer process creates, fills and finishes the run; the run's own process needs
+    # the store (and SQLAlchemy, ~0.1 s) only to list the cases that did not pass.
+    db = _suite(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "run", "s.eval.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=assay_env(**({"FAIL": failing} if failing else {})),
+        check=False,
+    )
+    assert done.returncode == (1 if failing else 0), done.stderr
+    assert f"SQLAlchemy imported: {reads}" in done.stderr
+    assert f"stored in {db}" in done.stdout
+    assert ("c7" in done.stdout) is bool(failing)  # the one failed case is listed
+    with SQLiteStore(db) as store:
+        (run,) = store.list_runs()
+    assert run.status == "completed" and run.summary.total == N == _stored(db)
+    assert run.passed is not failing
+
+
+def test_a_long_run_into_a_store_that_cannot_be_opened_stops_before_its_first_case(
+    tmp_path: Path,
+) -> None:
+    _suite(tmp_path)
+    (tmp_path / "blocker").write_text("a file where the store's directory should be")
+    calls = tmp_path / "calls.log"
+    done = assay(
+        "run",
+        "s.eval.yaml",
+        "--db",
+        str(tmp_path / "blocker" / "runs.db"),
+        cwd=tmp_path,
+        env=assay_env(CALLS=str(calls)),
+    )
+    assert done.returncode == 2, done.stderr
+    assert "error: cannot create the directory of the run store" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not calls.exists()  # the writer process refused the run before any case ran

@@ -31,7 +31,7 @@ from assay.results import (
     ToolCall,
 )
 from assay.runner import RunOptions, _writer, execute, plan_run
-from assay.store import MemorySink, SQLiteStore, StoreWriter
+from assay.store import DeferredStore, MemorySink, SQLiteStore, StoreWriter
 from assay.targets.python import PythonTarget
 
 AGENT_SOURCE = """
@@ -301,6 +301,30 @@ def test_the_writer_process_ends_when_the_target_cannot_be_set_up(
     assert events == ["writer process", "target set-up"]
     with pytest.raises(ProcessLookupError):  # ended and reaped, not left behind
         os.kill(pids[0], 0)
+
+
+@pytest.mark.parametrize("cases", [4, 2], ids=["writer process", "own thread"])
+def test_a_store_that_cannot_be_opened_stops_the_run_before_its_first_case(
+    agent: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cases: int
+) -> None:
+    # The run is created after the target's set-up (by the writer process for a long run):
+    # the refusal comes then, and the target is torn down again.
+    monkeypatch.setattr(_writer, "PROCESS_MIN_CASES", 3)
+    events: list[str] = []
+    teardown = PythonTarget.teardown
+
+    async def tear_down(target: PythonTarget) -> None:
+        events.append("target teardown")
+        await teardown(target)
+
+    monkeypatch.setattr(PythonTarget, "teardown", tear_down)
+    (tmp_path / "blocker").write_text("a file where the store's directory should be")
+    store = DeferredStore(tmp_path / "blocker" / "runs.db")
+    tests = [ok_case(f"c{i}") for i in range(cases)]
+    with pytest.raises(UsageError, match="cannot create the directory of the run store"):
+        run(python_suite(agent, tests), store)
+    assert events == ["target teardown"]
+    assert agent.started == []  # type: ignore[attr-defined]
 
 
 # -- failures of the system under test ---------------------------------------------------------

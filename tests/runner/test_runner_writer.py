@@ -174,7 +174,11 @@ def _through_store(store: SQLiteStore, ids: list[str], cases: int) -> tuple[list
             for case_id in ids:
                 await writer.write(_case(int(case_id.removeprefix("c"))))
         finally:
-            await writer.close()
+            try:
+                await writer.close()
+            finally:  # its owner ends the process (the run, once it finished the run)
+                if writer.process is not None:
+                    writer.process.close()
 
     try:
         asyncio.run(main())
@@ -234,8 +238,11 @@ def _until_the_writer_fails(
                 for i in range(first, 400):
                     await writer.write(_case(i))
                     await asyncio.sleep(0.001)
-            finally:  # as the run does: whatever failed, the writer is closed
-                await writer.close()
+            finally:  # as the run does: whatever failed, the writer is closed, then the process
+                try:
+                    await writer.close()
+                finally:
+                    writer.process.close()
 
     try:
         asyncio.run(main())

@@ -34,7 +34,7 @@ from assay.runner import (
     plan_from_snapshot,
     plan_run,
 )
-from assay.store import MemorySink, ResultSink, Store, open_store
+from assay.store import MemorySink, ResultSink, Store
 from assay.targets import Target
 
 __all__ = [
@@ -300,6 +300,8 @@ async def evaluate_async(
             memory = MemorySink()
             run = await run_loaded(loaded, project, options, memory, on_case=on_case, cache=cache)
             return run.model_copy(update={"results": list(memory.results)})
+        from assay.store import open_store  # SQLAlchemy loads when a store is opened
+
         store: Store = open_store(config.store, fallback=project.store)
         try:
             run = await run_loaded(loaded, project, options, store, on_case=on_case, cache=cache)

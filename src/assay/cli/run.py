@@ -146,7 +146,7 @@ def command(
         from assay.cli._reports import parse_reports, write_reports
         from assay.config import discover_suite_files, load_project, load_suite
         from assay.runner import RunOptions, check_baseline, plan_run
-        from assay.store import open_store
+        from assay.store import DeferredStore
 
     _check_options(paths, resume, baseline, threshold, borderline)
     ray = _ray_options(executor, ray_address, ray_workers)
@@ -176,7 +176,7 @@ def command(
     out = stdout_console()
     err = Console(stderr=True, highlight=False)
     cache = open_cache(CacheMode.OFF if no_cache else CacheMode(cache_mode))
-    store = open_store(db, fallback=project.store)
+    store = DeferredStore(db, fallback=project.store)  # a long run may never open it here
     runs: list[RunResult] = []
     try:
         for plan in plans:  # an unknown baseline stops every run, not only its own
@@ -260,9 +260,10 @@ def _report(
         click.echo(render_json(full[0]) if len(full) == 1 else render_json_many(full))
         return
     for run in runs:
-        listed = listed_verdicts(run.summary.total)
+        listed = listed_verdicts(run.summary)
+        cases = () if listed == () else store.iter_case_results(run.id, verdicts=listed)
         breakdown = store.iter_case_results(run.id) if verbose else None
-        render_run(out, run, store.iter_case_results(run.id, verdicts=listed), breakdown=breakdown)
+        render_run(out, run, cases, breakdown=breakdown)
         out.print(f"  stored in {store.describe()}", style="dim")
 
 

@@ -104,7 +104,7 @@ def show_command(run_id: str, as_json: bool, verbose: bool, db: str | None) -> N
             full = run.model_copy(update={"results": list(store.iter_case_results(run.id))})
             click.echo(render_json(full))
             return
-        listed = listed_verdicts(run.summary.total)
+        listed = listed_verdicts(run.summary)
         breakdown = store.iter_case_results(run.id) if verbose else None
         render_run(
             stdout_console(),

@@ -16,6 +16,7 @@ from assay.results import (
     RegressionResult,
     RegressionStatus,
     RunResult,
+    RunSummary,
     Verdict,
 )
 
@@ -42,10 +43,17 @@ _REGRESSION_MARK: dict[RegressionStatus, tuple[str, str]] = {
 }
 
 
-def listed_verdicts(total: int) -> tuple[Verdict, ...] | None:
-    """The verdicts `render_run` lists for a run of `total` cases (None: every case), so a
-    caller can fetch only those from the store."""
-    return None if total <= ALL_CASES_UP_TO else ("borderline", "fail", "error")
+def listed_verdicts(summary: RunSummary) -> tuple[Verdict, ...] | None:
+    """The verdicts `render_run` lists for a run with this summary (None: every case), so a
+    caller fetches only those from the store, and nothing at all when the tuple is empty."""
+    if summary.total <= ALL_CASES_UP_TO:
+        return None
+    counts: dict[Verdict, int] = {
+        "borderline": summary.borderline_count,
+        "fail": summary.failed_count,
+        "error": summary.error_count,
+    }
+    return tuple(verdict for verdict, count in counts.items() if count)
 
 
 def _score(score: float | None) -> str:

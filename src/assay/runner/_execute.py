@@ -38,7 +38,7 @@ from assay.runner._regression import RegressionTracker, track_new_run, track_res
 from assay.runner._retry import RetryPolicy
 from assay.runner._writer import GroupWriter, start_writer_process
 from assay.scoring import SummaryBuilder
-from assay.store import RawJSON, ResultSink
+from assay.store import RawJSON, ResultSink, StoreWriter, StoreWriterEnded
 
 __all__ = ["Resume", "execute", "new_run_id", "snapshot_of"]
 
@@ -131,13 +131,23 @@ class _Totals:
 
 
 class _Execution:
-    """The state of one run while it executes: what is done, the totals, the summary."""
+    """The state of one run while it executes: what is done, the totals, the summary.
+
+    A run that commits through a writer process is also created and finished by it
+    (`records`), so its own process never needs to open the store; the sink finishes it only
+    when that process has ended.
+    """
 
     def __init__(
-        self, plan: RunPlan, sink: ResultSink, regression: RegressionTracker | None
+        self,
+        plan: RunPlan,
+        sink: ResultSink,
+        regression: RegressionTracker | None,
+        process: StoreWriter | None,
     ) -> None:
         self.plan = plan
         self.sink = sink
+        self.records: ResultSink | StoreWriter = process or sink
         self.regression = regression
         self.summary = SummaryBuilder(
             plan.config.metrics_pass_threshold, plan.config.cases_pass_threshold
@@ -148,7 +158,7 @@ class _Execution:
         self.started = time.perf_counter()
 
     def start(self, run_id: str, started_at: str, resume: Resume | None) -> RunResult:
-        """Create the run in the sink, or take over the run being resumed."""
+        """Create the run (in `records`), or take over the run being resumed."""
         if resume is None:
             run = RunResult(
                 id=run_id,
@@ -163,7 +173,7 @@ class _Execution:
             snapshot = snapshot_of(self.plan)
             if self.regression is not None:  # so `--resume` keeps the same baseline
                 snapshot["regression"] = self.regression.baseline.snapshot()
-            self.sink.create_run(run, snapshot)
+            self.records.create_run(run, snapshot)
             return run
         # Totals are recounted from the stored results: a killed process never wrote its own.
         for case in resume.done:
@@ -180,7 +190,7 @@ class _Execution:
             self.regression.add(case)
 
     def finish(self, run: RunResult, status: RunStatus, scheduling: SchedulingStats) -> RunResult:
-        """Close the run in the sink with its final summary, totals and scheduling record."""
+        """Close the run (in `records`) with its final summary, totals and scheduling record."""
         summary = self.summary.build()
         regression = None
         if self.regression is not None and status == "completed":  # partial runs are not measured
@@ -200,18 +210,25 @@ class _Execution:
                 "scheduling": scheduling,
             }
         )
-        self.sink.finish_run(
-            run.id,
-            status=status,
-            finished_at=finished.finished_at or "",
-            summary=finished.summary,
-            duration_ms=finished.duration_ms,
-            token_usage=finished.token_usage,
-            cost_usd=finished.cost_usd,
-            scheduling=finished.scheduling,
-            regression=regression,
-        )
+        try:
+            _record_finish(self.records, finished)
+        except StoreWriterEnded:  # the writer process is gone: finish the run from here
+            _record_finish(self.sink, finished)
         return finished
+
+
+def _record_finish(records: ResultSink | StoreWriter, finished: RunResult) -> None:
+    records.finish_run(
+        finished.id,
+        status=finished.status,
+        finished_at=finished.finished_at or "",
+        summary=finished.summary,
+        duration_ms=finished.duration_ms,
+        token_usage=finished.token_usage,
+        cost_usd=finished.cost_usd,
+        scheduling=finished.scheduling,
+        regression=finished.regression,
+    )
 
 
 def _root_cause(failure: BaseException) -> BaseException:
@@ -289,23 +306,33 @@ async def _set_up(
     sink: ResultSink,
     *,
     regression: RegressionTracker | None,
+    process: StoreWriter | None,
     cache: ResponseCache | None,
     ray: RayOptions | None,
     run_id: str,
     started_at: str,
     resume: Resume | None,
 ) -> tuple[Dispatcher, _Execution, RunResult]:
-    """Set the target up, start the dispatcher, then create the run (or take over `resume`'s)."""
+    """Set the target up, start the dispatcher, then create the run (or take over `resume`'s).
+
+    Workers start before the run is created, so an unreachable cluster stores nothing; a
+    store that cannot be opened (found out by the writer process when it creates the run)
+    stops the run before its first case.
+    """
     await plan.target.setup(plan.target_base_dir)
     gc.freeze()  # what the target loaded (a replay file) lives as long as the run
-    try:  # workers start before the run is created: an unreachable cluster stores nothing
+    dispatch: Dispatcher | None = None
+    try:
         dispatch = await _dispatcher(plan, cache, ray, resume.run.id if resume else run_id)
+        state = _Execution(plan, sink, regression, process)
+        return dispatch, state, state.start(run_id, started_at, resume)
     except BaseException:
+        if dispatch is not None:
+            with contextlib.suppress(Exception):
+                await dispatch.close()
         with contextlib.suppress(Exception):
             await plan.target.teardown()
         raise
-    state = _Execution(plan, sink, regression)
-    return dispatch, state, state.start(run_id, started_at, resume)
 
 
 async def _execute(
@@ -334,6 +361,7 @@ async def _execute(
             plan,
             sink,
             regression=regression,
+            process=process,
             cache=cache,
             ray=ray,
             run_id=run_id,
@@ -369,10 +397,20 @@ async def _execute(
             await plan.target.teardown()
         with contextlib.suppress(Exception):
             await dispatch.close()
-    scheduling = dispatch.scheduling()
+    try:
+        return _conclude(state, run, dispatch.scheduling(), failure)
+    finally:
+        if process is not None:  # the run was finished through it: it may end now
+            process.close()
+
+
+def _conclude(
+    state: _Execution, run: RunResult, scheduling: SchedulingStats, failure: BaseException | None
+) -> RunResult:
+    """Finish the run: completed, or closed as interrupted (Ctrl-C) or failed (a bug), in
+    which case the caller sees the original exception."""
     if failure is None:
         return state.finish(run, "completed", scheduling)
-    # Closed as interrupted (Ctrl-C) or failed (a bug); the caller sees the original exception.
     cause = _root_cause(failure)
     interrupted = isinstance(cause, asyncio.CancelledError | KeyboardInterrupt)
     with contextlib.suppress(Exception):

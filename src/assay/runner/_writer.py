@@ -9,7 +9,9 @@ so memory stays flat when the store is slower than the cases; `close` commits th
 Long runs (at least `PROCESS_MIN_CASES` cases) commit through the store's writer process
 instead (`assay.store.StoreWriter`): the thread only serialises each batch and sends it on,
 and a second thread collects the answers, so the database's work overlaps grading instead of
-taking turns with it for the GIL. Shorter runs do not pay for starting that process.
+taking turns with it for the GIL. Shorter runs do not pay for starting that process. Such a
+run is created and finished through the process too (`assay.runner._execute`), so its own
+process need not open the store at all.
 
 If the process is killed, results still queued (the last 50 ms) are lost and
 `--resume` runs those cases again: none is ever stored twice.
@@ -82,8 +84,8 @@ class GroupWriter:
     ) -> None:
         """Start the writer thread; `on_committed` runs on the event loop after each commit.
 
-        With a `process` (from `start_writer_process`), batches go through it, and `close`
-        ends it.
+        With a `process` (from `start_writer_process`), batches go through it; its owner
+        ends it after `close`, once the run is finished through it too.
         """
         self._sink = sink
         self._run_id = run_id
@@ -151,8 +153,8 @@ class GroupWriter:
         return self._process
 
     async def close(self) -> None:
-        """Commit everything queued, stop the threads (and the writer process), and raise a
-        write error if one happened."""
+        """Commit everything queued, stop the threads, and raise a write error if one
+        happened."""
         self._flush()
         self._queue.put(None)
         await asyncio.to_thread(self._join)
@@ -163,7 +165,6 @@ class GroupWriter:
         if self._process is not None:
             self._sent.put(None)
             self._answers.join()
-            self._process.close()
 
     def _raise_error(self) -> None:
         if self._error is not None:

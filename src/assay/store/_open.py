@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from assay.errors import UsageError
+from assay.store._location import StoreLocation, resolve_location
 from assay.store._postgres import PostgresStore, postgres_url
 from assay.store._protocol import Store
 from assay.store._sqlite import SQLiteStore
 
-__all__ = ["DATABASE_URL_ENV", "DEFAULT_DB_PATH", "open_store"]
-
-DEFAULT_DB_PATH = Path(".assay/assay.db")
-"""Where runs are stored when nothing else is configured, relative to the working directory."""
-
-DATABASE_URL_ENV = "ASSAY_DATABASE_URL"
-"""Environment variable naming the store when no location is passed."""
-
-_POSTGRES_SCHEMES = ("postgresql", "postgres")
+__all__ = ["open_location", "open_store"]
 
 
 def open_store(location: str | Path | None = None, *, fallback: str | None = None) -> Store:
@@ -41,33 +33,24 @@ def open_store(location: str | Path | None = None, *, fallback: str | None = Non
     Raises:
         UsageError: The location names a database assay cannot use, or it cannot be opened.
     """
-    source = "the store location"
-    if location is None:
-        location = os.environ.get(DATABASE_URL_ENV) or None
-        source = f"${DATABASE_URL_ENV}"
-    if location is None:
-        location = fallback
-        source = "the project's store"
-    if location is None:
-        return SQLiteStore(Path.cwd() / DEFAULT_DB_PATH)
-    if isinstance(location, Path) or "://" not in location:
-        return SQLiteStore(location)
-    # Only the scheme is echoed back: the rest of a database URL may hold a password.
-    scheme = location.split("://", 1)[0].lower()
-    backend = scheme.split("+", 1)[0]
-    if backend not in (*_POSTGRES_SCHEMES, "sqlite"):
-        raise UsageError(
-            f"{source} uses the unsupported database scheme '{scheme}'; use a SQLite file "
-            "(a path or sqlite:///path/to/assay.db) or PostgreSQL "
-            "(postgresql+psycopg://user@host/dbname)"
-        )
+    return open_location(resolve_location(location, fallback=fallback))
+
+
+def open_location(where: StoreLocation) -> Store:
+    """Open the store `resolve_location` found (`open_store`'s second half).
+
+    Raises:
+        UsageError: The URL is not valid, or the database cannot be opened.
+    """
+    if isinstance(where.value, Path):
+        return SQLiteStore(where.value)
     try:
-        parsed = make_url(location)
+        parsed = make_url(where.value)
     except ArgumentError as exc:
-        raise UsageError(f"{source} is not a valid database URL: {exc}") from exc
-    if backend in _POSTGRES_SCHEMES:
-        return PostgresStore(postgres_url(parsed, source))
-    return SQLiteStore(_sqlite_path(parsed, source))
+        raise UsageError(f"{where.source} is not a valid database URL: {exc}") from exc
+    if where.backend == "postgresql":
+        return PostgresStore(postgres_url(parsed, where.source))
+    return SQLiteStore(_sqlite_path(parsed, where.source))
 
 
 def _sqlite_path(parsed: URL, source: str) -> Path:

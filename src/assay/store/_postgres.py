@@ -12,6 +12,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import URL
 
 from assay.errors import UsageError
+from assay.store._location import StoreLocation
 from assay.store._sql import SQLStore
 
 __all__ = ["PostgresStore", "postgres_url"]
@@ -61,7 +62,7 @@ class PostgresStore(SQLStore):
         super().__init__(
             engine,
             url.render_as_string(hide_password=True),
-            location=url.render_as_string(hide_password=False),
+            location=StoreLocation(url.render_as_string(hide_password=False), "the store location"),
         )
 
     def _hint(self) -> str:

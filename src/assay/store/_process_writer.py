@@ -11,6 +11,11 @@ answer (committed, or why not) in that order. The process ignores Ctrl-C, so an 
 run still commits everything it sent; if the run's process dies, the writer sees its input
 close, commits what it received and exits.
 
+The process also creates and finishes the run, and it is the first to open the store: a run
+that writes through it never loads SQLAlchemy or opens the database in its own process
+(~0.1 s of its start-up, see `DeferredStore`). If the store cannot be opened, every request
+is answered with the reason, the first of them the run's creation, before any case runs.
+
 Messages are length-prefixed pickles over the child's stdin and stdout; both ends are this
 module, in processes of the same installation.
 """
@@ -24,7 +29,17 @@ import sys
 from typing import IO, Any
 
 from assay.errors import UsageError, UserError
+from assay.results import (
+    JSON,
+    RegressionResult,
+    RunResult,
+    RunStatus,
+    RunSummary,
+    SchedulingStats,
+    TokenUsage,
+)
 from assay.store._errors import ConflictError
+from assay.store._location import StoreLocation
 
 __all__ = ["StoreWriter", "StoreWriterError", "receive_message", "send_message"]
 
@@ -65,11 +80,13 @@ class StoreWriter:
     """Commits batches of results to the store at `location` from a child process.
 
     `send` does not wait: call `receive` once per batch sent, in order, for its outcome
-    (typically from another thread). `close` commits what was sent and ends the process.
+    (typically from another thread). `create_run` and `finish_run` wait for their own
+    answer, so call them only while no batch is unanswered. `close` commits what was sent
+    and ends the process.
     """
 
-    def __init__(self, location: str) -> None:
-        """Start the process; `location` is what `open_store` accepts (a URL may hold a
+    def __init__(self, location: StoreLocation) -> None:
+        """Start the process, which opens the store at `location` (a URL may hold a
         password, so it travels through the pipe, never on the command line)."""
         self._process = subprocess.Popen(
             [sys.executable, "-m", "assay.store._writer_main"],
@@ -93,8 +110,53 @@ class StoreWriter:
         Raises:
             StoreWriterError: The process has ended.
         """
+        self._send(("add", run_id, documents))
+
+    def create_run(self, run: RunResult, snapshot: dict[str, JSON]) -> None:
+        """`ResultSink.create_run`, done by the process; waits until it is committed.
+
+        Raises:
+            UsageError: The store cannot be opened, or the run exists already.
+            StoreWriterError: The database failed, or the process ended.
+        """
+        self._send(("create", run, snapshot))
+        self.receive()
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: RunStatus,
+        finished_at: str,
+        summary: RunSummary,
+        duration_ms: float,
+        token_usage: TokenUsage | None,
+        cost_usd: float | None,
+        scheduling: SchedulingStats | None = None,
+        regression: RegressionResult | None = None,
+    ) -> None:
+        """`ResultSink.finish_run`, done by the process; waits until it is committed.
+
+        Raises:
+            UsageError: The run does not exist or is finished.
+            StoreWriterError: The database failed, or the process ended.
+        """
+        fields = {
+            "status": status,
+            "finished_at": finished_at,
+            "summary": summary,
+            "duration_ms": duration_ms,
+            "token_usage": token_usage,
+            "cost_usd": cost_usd,
+            "scheduling": scheduling,
+            "regression": regression,
+        }
+        self._send(("finish", run_id, fields))
+        self.receive()
+
+    def _send(self, request: tuple[str, Any, Any]) -> None:
         try:
-            send_message(self._input, (run_id, documents))
+            send_message(self._input, request)
         except (BrokenPipeError, ValueError):
             raise self._ended() from None
 
@@ -122,9 +184,9 @@ class StoreWriter:
         Raises:
             UsageError: The run does not exist.
         """
-        from assay.store._open import open_store  # it imports this module (via the SQL store)
+        from assay.store._open import open_location  # SQLAlchemy, and it imports this module
 
-        store = open_store(self._location)
+        store = open_location(self._location)
         try:
             return {score.case_id for score in store.iter_case_scores(run_id)}
         finally:

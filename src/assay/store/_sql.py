@@ -44,6 +44,7 @@ from assay.results import (
     Verdict,
 )
 from assay.store._errors import ConflictError, NotFoundError
+from assay.store._location import StoreLocation
 from assay.store._migrate import migrate
 from assay.store._pages import (
     ResultFilter,
@@ -103,8 +104,8 @@ class SQLStore:
         engine: Where the runs live; its schema is migrated to the current version now.
         where: How messages name the store (a path, or a URL without its password).
         writes: The engine to write through, when writes need their own execution options.
-        location: What `open_store` takes to open the same database in another process
-            (password included), for `spawn_writer`.
+        location: Where another process opens the same database (password included), for
+            `spawn_writer`.
 
     Raises:
         UsageError: The database cannot be reached or is not a run store.
@@ -116,7 +117,7 @@ class SQLStore:
         where: str,
         *,
         writes: Engine | None = None,
-        location: str | None = None,
+        location: StoreLocation | None = None,
     ) -> None:
         self._engine = engine
         self._location = location

@@ -15,6 +15,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 from assay._sqlite_wal import enable_wal
 from assay.errors import UsageError
+from assay.store._location import StoreLocation
 from assay.store._sql import SQLStore
 
 __all__ = ["SQLiteStore"]
@@ -84,7 +85,7 @@ class SQLiteStore(SQLStore):
             engine,
             str(self._path),
             writes=engine.execution_options(**{_WRITE_OPTION: True}),
-            location=str(self._path),
+            location=StoreLocation(self._path, "the store location"),
         )
 
     def _hint(self) -> str:

@@ -10,17 +10,21 @@ import contextlib
 import os
 import signal
 import sys
+from typing import Any
 
 from assay.errors import UsageError
 from assay.store._errors import ConflictError
-from assay.store._open import open_store
+from assay.store._open import open_location
 from assay.store._process_writer import receive_message, send_message
 from assay.store._sql import SQLStore
 
+_Outcome = tuple[str, str] | None
+"""What a request's answer says: None (done), or its error's kind and message."""
+
 
 def _serve() -> None:
-    """The child: open the store, then commit each batch and answer for it, until told to
-    stop or the parent's end of the pipe closes."""
+    """The child: open the store, then carry out each request and answer for it, until told
+    to stop or the parent's end of the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle
     requests = sys.stdin.buffer
     answers = os.fdopen(os.dup(1), "wb")
@@ -28,28 +32,49 @@ def _serve() -> None:
     received, location = receive_message(requests)
     if not received:
         return
-    store = open_store(location)
-    assert isinstance(store, SQLStore)
+    store: SQLStore | None = None
+    refused: _Outcome = None
+    try:
+        opened = open_location(location)
+        assert isinstance(opened, SQLStore)
+        store = opened
+    except Exception as exc:  # the run hears why in the answer to its first request
+        refused = _failure(exc)
     try:
         while True:
             received, message = receive_message(requests)
             if not received or message is None:
                 return
-            run_id, documents = message
-            outcome: tuple[str, str] | None = None
-            try:
-                store.add_case_documents(run_id, documents)
-            except ConflictError as exc:
-                outcome = ("conflict", str(exc))
-            except UsageError as exc:
-                outcome = ("usage", str(exc))
-            except Exception as exc:  # the parent raises it as StoreWriterError
-                outcome = ("error", f"{type(exc).__name__}: {exc}")
+            outcome = refused if store is None else _carry_out(store, message)
             # A run that died cannot hear the answer; what it sent is committed all the same.
             with contextlib.suppress(BrokenPipeError):
                 send_message(answers, outcome)
     finally:
-        store.close()
+        if store is not None:
+            store.close()
+
+
+def _carry_out(store: SQLStore, request: tuple[str, Any, Any]) -> _Outcome:
+    kind, first, second = request
+    try:
+        if kind == "add":
+            store.add_case_documents(first, second)
+        elif kind == "create":
+            store.create_run(first, second)
+        else:
+            store.finish_run(first, **second)
+    except Exception as exc:
+        return _failure(exc)
+    return None
+
+
+def _failure(exc: Exception) -> tuple[str, str]:
+    """The answer for a request that failed; the parent raises it again (`receive`)."""
+    if isinstance(exc, ConflictError):
+        return ("conflict", str(exc))
+    if isinstance(exc, UsageError):
+        return ("usage", str(exc))
+    return ("error", f"{type(exc).__name__}: {exc}")  # the parent raises StoreWriterError
 
 
 if __name__ == "__main__":

@@ -1,0 +1,213 @@
+"""A run store that opens its database on first use, for `assay run`.
+
+Opening a store means importing SQLAlchemy (~0.1 s) and migrating the database. A long run
+creates, fills and finishes its run through the writer process (`spawn_writer`), which opens
+the store on its own, so `assay run` pays for neither unless it reads runs too: a baseline,
+`--resume`, the cases its summary lists, a report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from assay.results import (
+    JSON,
+    CaseResult,
+    CaseScore,
+    RegressionResult,
+    RunResult,
+    RunStatus,
+    RunSummary,
+    SchedulingStats,
+    TokenUsage,
+    Verdict,
+)
+from assay.store._location import StoreLocation, resolve_location
+from assay.store._process_writer import StoreWriter
+from assay.store._protocol import Store
+
+if TYPE_CHECKING:
+    from assay.store._pages import ResultFilter, ResultPage, ResultSort, RunFacets
+    from assay.store._sql import Baseline
+
+__all__ = ["DeferredStore"]
+
+
+class DeferredStore:
+    """The store `open_store` would open for the same arguments, opened on first use;
+    implements `assay.store.Store`.
+
+    Raises:
+        UsageError: The location is a URL of a database assay cannot use (at once); it
+            cannot be opened (on first use).
+    """
+
+    def __init__(self, location: str | Path | None = None, *, fallback: str | None = None):
+        self._location = resolve_location(location, fallback=fallback)
+        self._store: Store | None = None
+
+    @property
+    def location(self) -> StoreLocation:
+        """Where the store is."""
+        return self._location
+
+    @property
+    def opened(self) -> bool:
+        """Whether this process has opened the database yet."""
+        return self._store is not None
+
+    def _open(self) -> Store:
+        if self._store is None:
+            from assay.store._open import open_location  # SQLAlchemy loads here
+
+            self._store = open_location(self._location)
+        return self._store
+
+    def spawn_writer(self) -> StoreWriter | None:
+        """A writer process for the store, which opens it itself: this process need not."""
+        if self._store is not None:
+            return self._store.spawn_writer()
+        return StoreWriter(self._location)
+
+    def describe(self) -> str:
+        """Where the runs are; a SQLite file's path without opening it."""
+        if self._store is None and isinstance(self._location.value, Path):
+            return str(self._location.value)
+        return self._open().describe()
+
+    def close(self) -> None:
+        """Close the store if it was opened."""
+        if self._store is not None:
+            self._store.close()
+
+    # -- the rest of `Store`, each opening the store first ---------------------------------
+
+    def create_run(self, run: RunResult, snapshot: dict[str, JSON]) -> None:
+        self._open().create_run(run, snapshot)
+
+    def add_case_result(self, run_id: str, result: CaseResult) -> None:
+        self._open().add_case_result(run_id, result)
+
+    def add_case_results(self, run_id: str, results: Sequence[CaseResult]) -> None:
+        self._open().add_case_results(run_id, results)
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: RunStatus,
+        finished_at: str,
+        summary: RunSummary,
+        duration_ms: float,
+        token_usage: TokenUsage | None,
+        cost_usd: float | None,
+        scheduling: SchedulingStats | None = None,
+        regression: RegressionResult | None = None,
+    ) -> None:
+        self._open().finish_run(
+            run_id,
+            status=status,
+            finished_at=finished_at,
+            summary=summary,
+            duration_ms=duration_ms,
+            token_usage=token_usage,
+            cost_usd=cost_usd,
+            scheduling=scheduling,
+            regression=regression,
+        )
+
+    def reopen_run(self, run_id: str) -> RunResult:
+        return self._open().reopen_run(run_id)
+
+    def get_run(self, run_id: str, *, include_results: bool = False) -> RunResult:
+        return self._open().get_run(run_id, include_results=include_results)
+
+    def iter_case_results(
+        self, run_id: str, *, verdicts: Collection[Verdict] | None = None
+    ) -> Iterator[CaseResult]:
+        return self._open().iter_case_results(run_id, verdicts=verdicts)
+
+    def iter_case_results_json(self, run_id: str) -> Iterator[str]:
+        return self._open().iter_case_results_json(run_id)
+
+    def iter_case_scores(self, run_id: str) -> Iterator[CaseScore]:
+        return self._open().iter_case_scores(run_id)
+
+    def get_snapshot(self, run_id: str) -> dict[str, JSON]:
+        return self._open().get_snapshot(run_id)
+
+    def list_runs(
+        self,
+        *,
+        suite: str | None = None,
+        target: str | None = None,
+        status: RunStatus | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[RunResult]:
+        return self._open().list_runs(
+            suite=suite,
+            target=target,
+            status=status,
+            since=since,
+            until=until,
+            limit=limit,
+            offset=offset,
+        )
+
+    def count_runs(
+        self,
+        *,
+        suite: str | None = None,
+        target: str | None = None,
+        status: RunStatus | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> int:
+        return self._open().count_runs(
+            suite=suite, target=target, status=status, since=since, until=until
+        )
+
+    def page_case_results(
+        self,
+        run_id: str,
+        *,
+        where: ResultFilter | None = None,
+        sort: ResultSort = "seq",
+        descending: bool = False,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> ResultPage:
+        return self._open().page_case_results(
+            run_id, where=where, sort=sort, descending=descending, offset=offset, limit=limit
+        )
+
+    def get_case_result(self, run_id: str, case_id: str) -> CaseResult:
+        return self._open().get_case_result(run_id, case_id)
+
+    def get_run_facets(self, run_id: str) -> RunFacets:
+        return self._open().get_run_facets(run_id)
+
+    def delete_run(self, run_id: str) -> str:
+        return self._open().delete_run(run_id)
+
+    def pin_baseline(self, run_id: str, *, pinned_at: str, suite: str | None = None) -> Baseline:
+        return self._open().pin_baseline(run_id, pinned_at=pinned_at, suite=suite)
+
+    def get_baseline(self, suite: str) -> Baseline | None:
+        return self._open().get_baseline(suite)
+
+    def list_baselines(self) -> list[Baseline]:
+        return self._open().list_baselines()
+
+    def unpin_baseline(self, suite: str) -> Baseline:
+        return self._open().unpin_baseline(suite)
+
+    def last_passing_run(
+        self, suite: str, target: str, *, before: str, exclude: str | None = None
+    ) -> RunResult | None:
+        return self._open().last_passing_run(suite, target, before=before, exclude=exclude)
