@@ -31,7 +31,7 @@ from assay.results import (
     ToolCall,
 )
 from assay.runner import RunOptions, _writer, execute, plan_run
-from assay.store import DeferredStore, MemorySink, SQLiteStore, StoreWriter
+from assay.store import DeferredStore, MemorySink, SQLiteStore, StoreLocation, StoreWriter
 from assay.targets.python import PythonTarget
 
 AGENT_SOURCE = """
@@ -572,6 +572,49 @@ def test_cancelling_a_run_keeps_the_finished_results(agent: ModuleType, tmp_path
     assert [r.case_id for r in stored.results] == seen
     assert {r.verdict for r in stored.results} == {"pass"}
     assert (stored.summary.total, stored.summary.passed_count) == (len(seen), len(seen))
+
+
+def test_a_long_run_is_interrupted_and_resumed_through_its_writer_process(
+    agent: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Both the interrupted run and its resumption create or finish the run in the writer
+    # process; the resumption reads the stored run first, so its own process opens the store.
+    from assay.api import prepare_resume
+
+    monkeypatch.setattr(_writer, "PROCESS_MIN_CASES", 3)
+    pids: list[int] = []
+    started = StoreWriter.__init__
+
+    def start(writer: StoreWriter, location: StoreLocation) -> None:
+        started(writer, location)
+        pids.append(writer.pid)
+
+    monkeypatch.setattr(StoreWriter, "__init__", start)
+    loaded = python_suite(agent, [ok_case(f"c{i:02d}", delay=0.02) for i in range(40)])
+    plan = plan_run(loaded, load_project(), RunOptions(concurrency=2))
+    store = DeferredStore(tmp_path / "runs.db")
+
+    async def interrupted() -> None:
+        enough = asyncio.Event()
+        task = asyncio.create_task(
+            execute(plan, store, on_case=lambda _: enough.set(), run_id="run-long")
+        )
+        await enough.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupted())
+    assert not store.opened
+    assert store.get_run("run-long").status == "interrupted"
+    resumed_plan, state = prepare_resume(store, "run-long")
+    finished = asyncio.run(execute(resumed_plan, store, resume=state))
+    stored = store.get_run("run-long", include_results=True)
+    store.close()
+    assert len(pids) == 2  # one writer process for each part
+    assert finished.status == stored.status == "completed"
+    assert sorted(r.case_id for r in stored.results) == [f"c{i:02d}" for i in range(40)]
+    assert stored.summary.total == stored.summary.passed_count == 40
 
 
 class _FailingSink(RecordingSink):
