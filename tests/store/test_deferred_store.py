@@ -161,5 +161,5 @@ def test_every_call_reaches_the_store_it_opens(
     )
     assert deferred.reopen_run("run-0002").status == "running"
     assert deferred.delete_run("run-0002") == "run-0002"
-    _writer(deferred).close()  # an opened store spawns its own writer
+    _writer(deferred).close()  # once opened, the opened store starts the writer
     deferred.close()

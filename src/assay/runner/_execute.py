@@ -326,12 +326,12 @@ async def _set_up(
         dispatch = await _dispatcher(plan, cache, ray, resume.run.id if resume else run_id)
         state = _Execution(plan, sink, regression, process)
         return dispatch, state, state.start(run_id, started_at, resume)
-    except BaseException:
+    except BaseException:  # torn down in the order a finished run uses
+        with contextlib.suppress(Exception):
+            await plan.target.teardown()
         if dispatch is not None:
             with contextlib.suppress(Exception):
                 await dispatch.close()
-        with contextlib.suppress(Exception):
-            await plan.target.teardown()
         raise
 
 

@@ -55,6 +55,8 @@ def _serve() -> None:
 
 
 def _carry_out(store: SQLStore, request: tuple[str, Any, Any]) -> _Outcome:
+    """One request of `StoreWriter`: `("add", run_id, documents)`, `("create", run,
+    snapshot)` or `("finish", run_id, fields)`."""
     kind, first, second = request
     try:
         if kind == "add":
