@@ -14,7 +14,7 @@ __all__ = ["command"]
 def command() -> None:
     """Convert another eval tool's config into an assay suite.
 
-    AgentV eval files need no import: `assay run` reads them as they are.
+    AgentV v4 eval files need no import: `assay run` reads them directly.
     """
 
 
