@@ -119,15 +119,17 @@ class Resume:
 
 
 class _Totals:
-    """Token usage and cost summed over case results as they arrive."""
+    """Token usage, cost and cached cases summed over case results as they arrive."""
 
     def __init__(self) -> None:
         self.usage: TokenUsage | None = None
         self.cost: float | None = None
+        self.cached = 0
 
     def add(self, case: CaseResult) -> None:
         self.usage = add_usage(self.usage, case.token_usage)
         self.cost = add_cost(self.cost, case.cost_usd)
+        self.cached += case.cached
 
 
 class _Execution:
@@ -207,7 +209,8 @@ class _Execution:
                 ),
                 "token_usage": self.totals.usage,
                 "cost_usd": self.totals.cost,
-                "scheduling": scheduling,
+                # Counted from the results, so a resumed run counts its earlier part too.
+                "scheduling": scheduling.model_copy(update={"cached_cases": self.totals.cached}),
             }
         )
         try:

@@ -1,0 +1,114 @@
+"""A case's `duration_ms` is the target's own time: never the event loop's time on other cases,
+and for a cache hit the duration recorded when the reply was produced (issue 21 item 1)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from assay import EvalConfig, evaluate
+from assay.results import RunResult
+from assay.testing import FakeOpenAIServer
+from tests.conftest import write
+
+HOG_S = 0.5
+"""How long each case's grader computes on the event loop thread."""
+
+
+def _sleepy_target(case: dict[str, Any]) -> str:
+    """A fast target: 20 ms of waiting, as a model client would."""
+    del case
+    time.sleep(0.02)
+    return "ok"
+
+
+async def _hogging_grader(context: dict[str, Any]) -> float:
+    """A CPU-bound async code grader: it holds the event loop thread for `HOG_S`."""
+    del context
+    end = time.perf_counter() + HOG_S
+    while time.perf_counter() < end:
+        pass
+    return 1.0
+
+
+def test_i21_1_graders_hogging_the_loop_do_not_inflate_a_fast_targets_duration() -> None:
+    tests = [{"id": f"c{i}", "input": f"question {i}"} for i in range(4)]
+    suite = {"name": "hog", "execution": {"concurrency": 4}, "tests": tests}
+    result = evaluate(
+        suite,
+        target=_sleepy_target,
+        graders=[_hogging_grader],
+        config=EvalConfig(store=False, cache_mode="off"),
+    )
+    durations = sorted(case.duration_ms for case in result.results)
+    # The four targets return together after ~20 ms; their graders then run one after the
+    # other for 0.5 s each. Timed around the awaited thread, three cases recorded the
+    # graders before them (~0.5, 1.0 and 1.5 s); timed in the thread, each records ~20 ms.
+    # The bound is half a hog, generous for a loaded machine.
+    assert durations[0] >= 19.0
+    assert durations[-1] < HOG_S * 1000 / 2, durations
+
+
+def _model_suite(tmp_path: Path, base_url: str) -> Path:
+    suite = {
+        "name": "cached",
+        "target": {"type": "openai", "model": "fake-model", "base_url": base_url},
+        "tests": [
+            {"id": "a", "input": "refund?", "assertions": [{"type": "contains", "value": "?"}]},
+            {"id": "b", "input": "hours?", "assertions": [{"type": "contains", "value": "?"}]},
+        ],
+    }
+    return write(tmp_path / "cached.eval.yaml", yaml.safe_dump(suite, sort_keys=False))
+
+
+def _run(path: Path) -> RunResult:
+    return evaluate(path, config=EvalConfig(store=False, cache_mode="use"))
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)  # the response cache lives in ./.assay
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+
+
+def test_i21_1_a_cache_hit_keeps_the_recorded_duration_and_is_marked_cached(
+    tmp_path: Path,
+) -> None:
+    with FakeOpenAIServer(latency_ms=150) as server:
+        path = _model_suite(tmp_path, server.base_url)
+        first = _run(path)
+        second = _run(path)
+        assert server.request_count == 2  # the second run asked nothing
+    assert [c.cached for c in first.results] == [False, False]
+    assert [c.cached for c in second.results] == [True, True]
+    assert all(c.duration_ms >= 150 for c in first.results)
+    # Exactly the first run's durations, not the ~0.2 ms of a cache lookup.
+    recorded = {c.case_id: c.duration_ms for c in first.results}
+    assert {c.case_id: c.duration_ms for c in second.results} == recorded
+    assert json.loads(second.model_dump_json())["results"][0]["cached"] is True
+    assert json.loads(first.model_dump_json())["results"][0]["cached"] is False
+    assert second.scheduling is not None and second.scheduling.cached_cases == 2
+    assert first.scheduling is not None and first.scheduling.cached_cases == 0
+
+
+def test_i21_1_a_cache_entry_without_a_duration_records_zero(tmp_path: Path) -> None:
+    with FakeOpenAIServer(latency_ms=50) as server:
+        path = _model_suite(tmp_path, server.base_url)
+        _run(path)
+        # An entry written without a duration (by hand, or by a target that measured none).
+        with sqlite3.connect(tmp_path / ".assay" / "cache.db") as conn:
+            rows = conn.execute("SELECT key, value FROM responses").fetchall()
+            for key, value in rows:
+                reply = json.loads(value)
+                del reply["duration_ms"]
+                conn.execute(
+                    "UPDATE responses SET value = ? WHERE key = ?", (json.dumps(reply), key)
+                )
+        second = _run(path)
+    assert [(c.cached, c.duration_ms) for c in second.results] == [(True, 0.0), (True, 0.0)]
