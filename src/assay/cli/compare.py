@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from assay.results import RunResult
+    from assay.comparison import Comparison
 
 __all__ = ["command"]
 
@@ -103,7 +103,7 @@ def command(
             suite=suite,
             allow_files=True,
         )
-        _warn_about(base_run, head_run)
+        _warn_about(result)
     finally:
         if store is not None:
             store.close()
@@ -114,20 +114,8 @@ def command(
     return 1 if result.summary.regression_detected else 0
 
 
-def _warn_about(base: RunResult, head: RunResult) -> None:
-    """Comparisons that are allowed but probably not what the user meant."""
-    if base.id == head.id:
-        click.echo(f"warning: BASE and HEAD are the same run ({base.id})", err=True)
-    elif base.suite != head.suite:
-        click.echo(
-            f"warning: comparing runs of different suites ('{base.suite}' and '{head.suite}'): "
-            "only cases with the same id are paired",
-            err=True,
-        )
-    for role, run in (("BASE", base), ("HEAD", head)):
-        if run.status != "completed":
-            click.echo(
-                f"warning: {role} run {run.id} is {run.status}: it compares with the cases it "
-                "finished",
-                err=True,
-            )
+def _warn_about(result: Comparison) -> None:
+    """Comparisons that are allowed but probably not what the user meant (on stderr, so
+    `--json` output stays one document; the JSON carries them as `warnings`)."""
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
