@@ -291,6 +291,33 @@ def test_i21_12_a_prefix_of_the_random_part_names_a_generated_run(
         store.get_run("3f9")
 
 
+def test_i21_8_runs_filter_by_their_verdict_apart_from_aborted_ones(
+    store: SQLStore, make_run: MakeRun
+) -> None:
+    ended = {"ok": ("completed", True), "below": ("completed", False), "crash": ("failed", False)}
+    for minute, (run_id, (status, passed)) in enumerate(ended.items()):
+        store.create_run(make_run(run_id, started_at=f"2025-01-02T03:0{minute}:00Z"), {})
+        store.finish_run(
+            run_id,
+            status=status,  # type: ignore[arg-type]
+            finished_at="2025-01-02T04:00:00Z",
+            summary=RunSummary(total=1, passed=passed),
+            duration_ms=1.0,
+            token_usage=None,
+            cost_usd=None,
+        )
+    store.create_run(make_run("live", started_at="2025-01-02T03:09:00Z"), {})
+
+    def ids(**where: object) -> list[str]:
+        return [r.id for r in store.list_runs(**where)]  # type: ignore[arg-type]
+
+    assert ids(status="completed", passed=False) == ["below"]
+    assert ids(status="completed", passed=True) == ["ok"]
+    assert ids(status="failed") == ["crash"]
+    assert ids(passed=False) == ["crash", "below"]  # `running` runs have no verdict yet
+    assert store.count_runs(status="completed", passed=False) == 1
+
+
 def test_ambiguous_prefix_lists_at_most_ten_matches(store: SQLStore, make_run: MakeRun) -> None:
     for n in range(12):
         store.create_run(make_run(f"feed{n:02d}"), {})

@@ -428,12 +428,15 @@ class SQLStore:
         until: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        passed: bool | None = None,
     ) -> list[RunResult]:
         """Runs newest first (by `started_at`), without their case results.
 
         `since` / `until` compare with `started_at` as ISO 8601 text (a date such as
         `2026-11-01` selects from its midnight on; `until` is exclusive). `offset` skips
-        that many of the newest matches (the API's pages).
+        that many of the newest matches (the API's pages). `passed` keeps finished runs
+        whose verdict is that (with `status="completed"`: the runs that completed and passed,
+        or completed and did not pass their thresholds).
 
         Raises:
             UsageError: `limit` is smaller than 1 or `offset` is negative.
@@ -442,7 +445,9 @@ class SQLStore:
             raise UsageError(f"limit must be at least 1, got {limit}")
         if offset < 0:
             raise UsageError(f"offset must be at least 0, got {offset}")
-        where = RunFilter(suite=suite, target=target, status=status, since=since, until=until)
+        where = RunFilter(
+            suite=suite, target=target, status=status, since=since, until=until, passed=passed
+        )
         stmt = (
             select(runs)
             .where(*run_conditions(where))
@@ -461,9 +466,12 @@ class SQLStore:
         status: RunStatus | None = None,
         since: str | None = None,
         until: str | None = None,
+        passed: bool | None = None,
     ) -> int:
         """How many runs `list_runs` with the same filters and no limit would return."""
-        where = RunFilter(suite=suite, target=target, status=status, since=since, until=until)
+        where = RunFilter(
+            suite=suite, target=target, status=status, since=since, until=until, passed=passed
+        )
         with self._engine.connect() as conn:
             return count_runs(conn, where)
 
