@@ -12,10 +12,14 @@ from typing import Any
 import pytest
 import yaml
 
-from assay import EvalConfig, evaluate
+from assay import EvalConfig, evaluate, load_suite
+from assay.config import SuiteTests, parse_suite
+from assay.graders import Rouge, Tone
 from assay.results import RunResult
+from assay.runner._warm import grader_types
 from assay.testing import FakeOpenAIServer
 from tests.conftest import write
+from tests.e2e._cli import assay
 
 HOG_S = 0.5
 """How long each case's grader computes on the event loop thread."""
@@ -112,3 +116,46 @@ def test_i21_1_a_cache_entry_without_a_duration_records_zero(tmp_path: Path) -> 
                 )
         second = _run(path)
     assert [(c.cached, c.duration_ms) for c in second.results] == [(True, 0.0), (True, 0.0)]
+
+
+WARMED_SUITE = """\
+name: warm
+target: {type: fake, responses: ["Thank you for your inquiry; we are pleased to help."]}
+assertions:
+  - {type: rouge, value: "We are pleased to help."}
+tests:
+  - id: a
+    input: q1
+    assertions:
+      - type: composite
+        assertions: [{type: tone, mode: heuristic, profile: {sentiment: positive}}]
+  - {id: b, input: q2}
+"""
+
+
+def test_i21_1_heavy_grader_resources_load_before_the_first_case(tmp_path: Path) -> None:
+    write(tmp_path / "warm.eval.yaml", WARMED_SUITE)
+    done = assay("run", "warm.eval.yaml", "--json", "--no-cache", cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr  # 1: a borderline case
+    graded = {
+        (case["case_id"], g["type"]): g["duration_ms"]
+        for case in json.loads(done.stdout)["results"]
+        for g in case["grader_results"]
+    }
+    assert set(graded) == {("a", "composite"), ("a", "rouge"), ("b", "rouge")}
+    # Loading TextBlob's lexicon or rouge-score takes over a second in a fresh process; once
+    # loaded, grading these short replies takes well under a millisecond.
+    assert max(graded.values()) < 300, graded
+
+
+def test_i21_1_the_warm_up_finds_grader_types_without_building_tests(tmp_path: Path) -> None:
+    path = write(tmp_path / "warm.eval.yaml", WARMED_SUITE)
+    loaded = load_suite(path)
+    assert isinstance(loaded.suite.tests, SuiteTests)
+    assert grader_types(loaded.suite) == {Rouge, Tone}
+    listed = parse_suite(yaml.safe_load(WARMED_SUITE)).suite
+    assert grader_types(listed) == {Rouge, Tone}
+    plain = parse_suite({"name": "p", "target": {"type": "fake", "default": "x"}, "tests": [
+        {"id": "a", "input": "q", "assertions": [{"type": "contains", "value": "x"}]}
+    ]})  # fmt: skip
+    assert grader_types(plain.suite) == set()

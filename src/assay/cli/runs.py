@@ -75,8 +75,7 @@ def list_command(
         )
     if as_json:
         listed = [
-            {**r.model_dump(mode="json", exclude={"results"}), "passed": _passed(r)}
-            for r in found
+            {**r.model_dump(mode="json", exclude={"results"}), "passed": _passed(r)} for r in found
         ]
         click.echo(json.dumps(listed))
         return
