@@ -67,14 +67,16 @@ def command(
 ) -> int:
     """Compare run HEAD with run BASE: changed cases, suite-level gates, statistics.
 
-    BASE and HEAD are run ids, unique id prefixes (4+ characters), `latest` (the newest
+    BASE and HEAD are run ids, unique prefixes (4+ characters) of an id or of its random
+    part (`3f9a` for `20261122T054312-3f9a1c`), `latest` (the newest
     stored run, of --suite if given), `latest~N` (the N-th run before it), `baseline` (the
     pinned baseline of the other run's suite, or of --suite) or an `assay runs export` file
     (a path that exists or ends in .jsonl). `assay compare latest~1 latest` compares the last
     two runs; `assay compare baseline latest` the newest run with its suite's baseline.
 
-    Exit code 1 when a regression is detected, 0 otherwise, 2 for an unknown run or a bad
-    option.
+    Exit code 1 when a regression is detected, 0 otherwise, 2 for an unknown run, two runs
+    with no case in common, or a bad option. Warnings (other suites, different shares of
+    cached cases, an unfinished run) go to stderr and the JSON's `warnings`.
     """
 
     from assay.api import compare_stored, is_file_ref

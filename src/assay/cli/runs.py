@@ -120,7 +120,8 @@ def _passed(run: RunResult) -> bool | None:
 )
 @db_option
 def show_command(run_id: str, as_json: bool, verbose: bool, db: str | None) -> None:
-    """Show one run (an id, a unique prefix of one, `latest` or `latest~N`)."""
+    """Show one run (an id, a unique prefix of the id or of its random part, `latest` or
+    `latest~N`)."""
     from assay.api import resolve_run_ref
     from assay.cli._output import stdout_console
     from assay.report import listed_verdicts, render_json, render_run
