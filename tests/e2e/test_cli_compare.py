@@ -178,6 +178,17 @@ def test_i21_8_no_case_in_common_exits_2_and_other_suites_warn(tmp_path: Path) -
     done = assay("compare", ids["one"], ids["two"], "--json", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (0, f"warning: {warning}\n")
     assert json.loads(done.stdout)["warnings"] == [warning]
+    markdown = assay("compare", ids["one"], ids["two"], "--markdown", cwd=tmp_path)
+    assert markdown.returncode == 0, markdown.stderr
+    lines = markdown.stdout.splitlines()
+    assert lines[:4] == [
+        "## Comparison: one",
+        "",
+        f"- **base** `{ids['one']}` fake ({'completed'})",
+        f"- **head** `{ids['two']}` fake ({'completed'})",
+    ]
+    assert lines[5].startswith("> ⚠️ **Warning:** comparing runs of different suites")
+    assert "**✅ No regression**" in lines
 
 
 def test_an_unknown_run_exits_2_without_a_traceback(runs: tuple[Path, str, str]) -> None:

@@ -53,6 +53,12 @@ __all__ = ["command"]
 )
 @click.option("--db", help="Read runs from here (a SQLite path or database URL).")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option(
+    "--markdown",
+    "as_markdown",
+    is_flag=True,
+    help="Print the comparison as Markdown (for a pull-request comment), warnings first.",
+)
 def command(
     base: str,
     head: str,
@@ -64,6 +70,7 @@ def command(
     suite: str | None,
     db: str | None,
     as_json: bool,
+    as_markdown: bool,
 ) -> int:
     """Compare run HEAD with run BASE: changed cases, suite-level gates, statistics.
 
@@ -86,6 +93,8 @@ def command(
     from assay.report import render_comparison
     from assay.store import open_store
 
+    if as_json and as_markdown:
+        raise click.UsageError("give --json or --markdown, not both")
     thresholds = CompareThresholds.overriding(
         max_pass_rate_drop=max_pass_rate_drop,
         max_avg_score_drop=max_avg_score_drop,
@@ -111,6 +120,10 @@ def command(
             store.close()
     if as_json:
         click.echo(result.model_dump_json(indent=2))
+    elif as_markdown:
+        from assay.report import comparison_markdown
+
+        click.echo(comparison_markdown(result, base_run, head_run), nl=False)
     else:
         render_comparison(stdout_console(), result, base_run, head_run)
     return 1 if result.summary.regression_detected else 0
