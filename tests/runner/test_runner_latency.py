@@ -14,7 +14,7 @@ import yaml
 
 from assay import EvalConfig, evaluate, load_suite
 from assay.config import SuiteTests, parse_suite
-from assay.graders import Rouge, Tone
+from assay.graders import ExpectedOutcomes, Rouge, Rubrics, Tone
 from assay.results import RunResult
 from assay.runner._warm import grader_types
 from assay.testing import FakeOpenAIServer
@@ -148,6 +148,13 @@ def test_i21_1_heavy_grader_resources_load_before_the_first_case(tmp_path: Path)
     assert max(graded.values()) < 300, graded
 
 
+JUDGED_TESTS = """\
+  - {id: r, input: q, rubrics: ["Is polite"]}
+  - id: o
+    turns: [{input: q, expected_outcomes: ["Greets"]}]
+"""
+
+
 def test_i21_1_the_warm_up_finds_grader_types_without_building_tests(tmp_path: Path) -> None:
     path = write(tmp_path / "warm.eval.yaml", WARMED_SUITE)
     loaded = load_suite(path)
@@ -155,7 +162,24 @@ def test_i21_1_the_warm_up_finds_grader_types_without_building_tests(tmp_path: P
     assert grader_types(loaded.suite) == {Rouge, Tone}
     listed = parse_suite(yaml.safe_load(WARMED_SUITE)).suite
     assert grader_types(listed) == {Rouge, Tone}
+    # Rubric items and expected outcomes are judged with packaged templates, compiled early.
+    judged = WARMED_SUITE.replace("tests:\n", "judge: {model: m}\ntests:\n" + JUDGED_TESTS)
+    path = write(tmp_path / "judged.eval.yaml", judged)
+    assert grader_types(load_suite(path).suite) == {Rouge, Tone, Rubrics, ExpectedOutcomes}
+    listed = parse_suite(yaml.safe_load(judged)).suite
+    assert grader_types(listed) == {Rouge, Tone, Rubrics, ExpectedOutcomes}
     plain = parse_suite({"name": "p", "target": {"type": "fake", "default": "x"}, "tests": [
         {"id": "a", "input": "q", "assertions": [{"type": "contains", "value": "x"}]}
     ]})  # fmt: skip
     assert grader_types(plain.suite) == set()
+
+
+def test_i21_1_a_judged_graders_warm_up_compiles_its_prompt_template() -> None:
+    from assay.graders import LlmGrader
+    from assay.judge._templates import _compile
+
+    _compile.cache_clear()
+    LlmGrader.warm_up()
+    assert _compile.cache_info().currsize == 1
+    LlmGrader.warm_up()
+    assert _compile.cache_info().hits == 1  # compiled once per process

@@ -429,7 +429,9 @@ class Tone(JudgedGrader):
 
     @classmethod
     def warm_up(cls) -> None:
-        """TextBlob and its sentiment lexicon: ~1.2-1.8 s the first time here, then cached."""
+        """TextBlob and its sentiment lexicon (~1.2-1.8 s the first time here), and the judge
+        prompt template."""
+        super().warm_up()
         _polarity("")
 
     @property

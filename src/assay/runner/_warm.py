@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import get_args
 
 from assay.config import Suite, SuiteTests
-from assay.graders import Composite, Grader
+from assay.graders import Composite, ExpectedOutcomes, Grader, Rubrics
 
 __all__ = ["grader_types", "warm_up_graders"]
 
@@ -51,10 +51,19 @@ def grader_types(suite: Suite) -> set[type[Grader]]:
     tests = suite.tests
     if isinstance(tests, SuiteTests):
         found.update(cls for name, cls in warming.items() if tests.mentions(f'"type":"{name}"'))
+        # Graders a test asks for by a key of its own rather than by type.
+        for key, cls in (("rubrics", Rubrics), ("expected_outcomes", ExpectedOutcomes)):
+            if tests.mentions(f'"{key}":'):
+                found.add(cls)
         return found
     for test in tests:
-        graders = [*test.assertions, *(g for turn in test.turns or () for g in turn.assertions)]
+        turns = test.turns or ()
+        graders = [*test.assertions, *(g for turn in turns for g in turn.assertions)]
         found.update(cls for cls in _walk(graders) if cls in warming.values())
+        if test.rubrics:
+            found.add(Rubrics)
+        if test.expected_outcomes or any(turn.expected_outcomes for turn in turns):
+            found.add(ExpectedOutcomes)
     return found
 
 
