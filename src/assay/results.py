@@ -198,6 +198,8 @@ class SampleResult(_Result):
     rejudged_scores: list[float | None] = Field(default_factory=list)
     """With `execution.rejudge_borderline`: the case score of every ask of the judge, the
     first included (None where a re-ask failed); the score is their mean."""
+    cached: bool = False
+    """Every target call of this sample was answered from the response cache."""
 
 
 class CaseResult(_Result):
@@ -210,6 +212,11 @@ class CaseResult(_Result):
     borderline: float | None = None
     output: str | None = None
     duration_ms: float = 0.0
+    """The target's own time (mean over repeats, sum over turns); a case answered from the
+    response cache keeps the duration recorded when the reply was produced."""
+    cached: bool = False
+    """Every target call behind this case (each repeat, each turn) was answered from the
+    response cache: its output and `duration_ms` are the recorded ones."""
     token_usage: TokenUsage | None = None
     cost_usd: float | None = None
     error: ErrorInfo | None = None
@@ -291,6 +298,10 @@ class SchedulingStats(_Result):
     """Target calls retried after a transient failure."""
     cache_hits: int = 0
     cache_misses: int = 0
+    cached_cases: int | None = None
+    """Case results whose every target call came from the response cache (`cached`), so the
+    share of recorded replies can be compared between runs; None in runs made before assay
+    counted them."""
 
 
 class CaseScore(NamedTuple):

@@ -6,6 +6,7 @@ import pytest
 
 from assay.comparison import CompareThresholds, compare
 from assay.errors import UsageError
+from assay.results import RunResult, SchedulingStats
 from tests.comparison._runs import case, run, same
 
 ALL_OK = {"pass_rate": "ok", "avg_score": "ok", "latency": "ok"}
@@ -278,6 +279,7 @@ def test_the_whole_result_shape() -> None:
             "pass_to_not_pass": 1,
             "not_pass_to_pass": 0,
         },
+        "warnings": [],
     }
 
 
@@ -292,16 +294,60 @@ def test_streamed_cases_win_over_run_results() -> None:
     assert [(c.case_id, c.status) for c in result.cases] == [("a", "regressed")]
 
 
-def test_empty_runs_compare_with_nothing_to_measure() -> None:
-    result = compare(run("b"), run("h"))
-    s = result.summary
-    assert (s.base_pass_rate, s.pass_rate_delta, s.avg_score_delta, s.latency_increase_pct) == (
-        None, None, None, None,
-    )  # fmt: skip
-    assert s.gates == {"pass_rate": "skipped", "avg_score": "skipped", "latency": "skipped"}
-    assert s.regression_detected is False
-    assert (result.statistics.mean_delta_ci95, result.statistics.mcnemar_p) == (None, 1.0)
-    assert result.statistics.resamples == 0
+def test_i21_8_runs_with_no_case_in_common_are_refused() -> None:
+    with pytest.raises(UsageError) as err:
+        compare(run("b", case("a", "pass", 1.0)), run("h", case("x", "pass", 1.0)))
+    assert str(err.value) == (
+        "base run b (suite 'demo', 1 case) and head run h (suite 'demo', 1 case) have no case "
+        "id in common, so there is nothing to compare. Compare two runs of the same suite "
+        "(e.g. `assay compare latest~1 latest --suite NAME`)."
+    )
+    with pytest.raises(UsageError, match=r"\(suite 'demo', 0 cases\) .* no case id in common"):
+        compare(run("b"), run("h"))  # two empty runs: nothing to measure either
+
+
+def test_i21_8_runs_of_different_suites_compare_with_a_warning() -> None:
+    other = run("h", case("a", "pass", 1.0)).model_copy(update={"suite": "other"})
+    result = compare(run("b", case("a", "pass", 1.0)), other)
+    assert result.warnings == [
+        "comparing runs of different suites ('demo' and 'other'): only cases with the same id "
+        "are paired"
+    ]
+    assert result.summary.regression_detected is False
+
+
+def _with_cached(result: RunResult, cached: int | None, cache_hits: int = 0) -> RunResult:
+    stats = SchedulingStats(
+        target_concurrency=4,
+        target_concurrency_final=4,
+        target_concurrency_lowest=4,
+        cache_hits=cache_hits,
+        cached_cases=cached,
+    )
+    return result.model_copy(update={"scheduling": stats})
+
+
+def test_i21_1_compare_warns_when_the_cached_shares_differ() -> None:
+    base = _with_cached(run("b", *same(4, "pass", 1.0)), 0)
+    head = _with_cached(run("h", *same(4, "pass", 1.0)), 3)
+    warning = (
+        "the runs answered different shares of their cases from the response cache: "
+        "BASE 0% (0 of 4), HEAD 75% (3 of 4). A cached case repeats a recorded reply and its "
+        "recorded latency; run both with --no-cache (or both with the same cache) to compare "
+        "fresh replies"
+    )
+    assert compare(base, head).warnings == [warning]
+    assert compare(base, _with_cached(head, 0)).warnings == []
+    everything = _with_cached(run("h", *same(4, "pass", 1.0)), 4)
+    assert compare(_with_cached(base, 4), everything).warnings == []
+    # A run made before cases were marked, which used the cache: its latency cannot be trusted.
+    old = _with_cached(run("b", *same(4, "pass", 1.0)), None, cache_hits=4)
+    assert compare(old, head).warnings == [
+        "BASE run b answered 4 calls from the response cache and was made before assay "
+        "recorded which cases were cached (their latency is the cache lookup's, not the "
+        "target's): its latency and cached replies do not compare"
+    ]
+    assert compare(run("b", *same(4, "pass", 1.0)), head).warnings == []  # nothing known
 
 
 def test_no_recorded_latency_skips_the_latency_gate() -> None:

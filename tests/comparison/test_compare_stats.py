@@ -153,8 +153,9 @@ def test_require_significance_spares_a_noisy_score_drop() -> None:
 
 
 def test_require_significance_without_paired_scores_flags_no_score_drop() -> None:
-    base = same(3, "fail", 0.5)
-    head = [case(f"n{i}", "fail", 0.1) for i in range(3)]  # no case in common
+    # The one case in common errored in both runs: no case is scored in both.
+    base = [*same(3, "fail", 0.5), case("x", "error", None)]
+    head = [*(case(f"n{i}", "fail", 0.1) for i in range(3)), case("x", "error", None)]
     strict = compare(run("b", *base), run("h", *head), require_significance=True).summary
     assert strict.notes == [
         "average score dropped 40.0 points (allowed 5.0), not flagged: not significant "

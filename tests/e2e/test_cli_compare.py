@@ -55,7 +55,9 @@ def test_a_latency_regression_exits_1_with_the_json_document(runs: tuple[Path, s
     result = json.loads(done.stdout)
     assert list(result) == [
         "base", "head", "thresholds", "require_significance", "summary", "cases", "statistics",
+        "warnings",
     ]  # fmt: skip
+    assert result["warnings"] == []
     assert (result["base"], result["head"]) == (base, head)
     assert result["thresholds"] == CompareThresholds().model_dump()
     assert result["summary"] == {
@@ -150,6 +152,43 @@ def test_comparing_a_run_with_itself_warns_and_passes(runs: tuple[Path, str, str
     assert done.returncode == 0
     assert done.stderr == f"warning: BASE and HEAD are the same run ({base})\n"
     assert done.stdout.rstrip().endswith("no regression")
+
+
+def test_i21_8_no_case_in_common_exits_2_and_other_suites_warn(tmp_path: Path) -> None:
+    ids = {}
+    for name, cases in (("one", "ab"), ("two", "ac"), ("three", "xy")):
+        tests = "\n".join(f"  - {{id: {c}, input: q}}" for c in cases)
+        text = SUITE.format(replies="{q: ok}", delay=0, tests=tests).replace("demo", name)
+        write(tmp_path / f"{name}.eval.yaml", text)
+        done = assay("run", f"{name}.eval.yaml", "--json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        ids[name] = json.loads(done.stdout)["id"]
+    refused = assay("compare", ids["one"], ids["three"], cwd=tmp_path)
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr == (
+        f"error: base run {ids['one']} (suite 'one', 2 cases) and head run {ids['three']} "
+        "(suite 'three', 2 cases) have no case id in common, so there is nothing to compare. "
+        "Compare two runs of the same suite (e.g. `assay compare latest~1 latest --suite "
+        "NAME`).\n"
+    )
+    warning = (
+        "comparing runs of different suites ('one' and 'two'): only cases with the same id "
+        "are paired"
+    )
+    done = assay("compare", ids["one"], ids["two"], "--json", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, f"warning: {warning}\n")
+    assert json.loads(done.stdout)["warnings"] == [warning]
+    markdown = assay("compare", ids["one"], ids["two"], "--markdown", cwd=tmp_path)
+    assert markdown.returncode == 0, markdown.stderr
+    lines = markdown.stdout.splitlines()
+    assert lines[:4] == [
+        "## Comparison: one",
+        "",
+        f"- **base** `{ids['one']}` fake ({'completed'})",
+        f"- **head** `{ids['two']}` fake ({'completed'})",
+    ]
+    assert lines[5].startswith("> ⚠️ **Warning:** comparing runs of different suites")
+    assert "**✅ No regression**" in lines
 
 
 def test_an_unknown_run_exits_2_without_a_traceback(runs: tuple[Path, str, str]) -> None:

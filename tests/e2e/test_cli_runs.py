@@ -49,6 +49,70 @@ def test_list_is_newest_first_and_filters(stored: tuple[Path, list[str]]) -> Non
     assert none.stdout.strip() == "no runs match"
 
 
+def test_i21_8_list_tells_completed_but_not_passed_from_aborted(tmp_path: Path) -> None:
+    from assay.results import RunConfigSnapshot, RunResult, RunSummary
+    from assay.store import SQLiteStore
+
+    config = RunConfigSnapshot(
+        threshold=0.8, borderline=None, metrics_pass_threshold=0.8, cases_pass_threshold=1.0
+    )
+    ended = {
+        "20260101T000000-aaaa01": ("completed", True),
+        "20260102T000000-bbbb02": ("completed", False),
+        "20260103T000000-cccc03": ("failed", False),
+        "20260104T000000-dddd04": ("interrupted", False),
+    }
+    with SQLiteStore(tmp_path / "runs.db") as store:
+        for run_id, (status, passed) in ended.items():
+            started = f"2026-01-0{run_id[7]}T00:00:00.000+00:00"
+            run = RunResult(
+                id=run_id,
+                suite="s",
+                target="t",
+                status="running",
+                started_at=started,
+                config=config,
+                summary=RunSummary(),
+            )
+            store.create_run(run, {})
+            store.finish_run(
+                run_id,
+                status=status,  # type: ignore[arg-type]
+                finished_at=started,
+                summary=RunSummary(total=1, passed=passed),
+                duration_ms=1.0,
+                token_usage=None,
+                cost_usd=None,
+            )
+    db = ("--db", str(tmp_path / "runs.db"))
+
+    def listed(*options: str) -> list[tuple[str, str, bool | None]]:
+        done = assay("runs", "list", "--json", *options, *db, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return [(r["id"][-6:], r["status"], r["passed"]) for r in json.loads(done.stdout)]
+
+    assert listed() == [
+        ("dddd04", "interrupted", None),
+        ("cccc03", "failed", None),
+        ("bbbb02", "completed", False),
+        ("aaaa01", "completed", True),
+    ]
+    assert listed("--status", "not-passed") == [("bbbb02", "completed", False)]
+    assert listed("--status", "passed") == [("aaaa01", "completed", True)]
+    assert listed("--status", "failed") == [("cccc03", "failed", None)]
+    table = assay("runs", "list", *db, cwd=tmp_path).stdout.splitlines()
+    rows = {line.split()[0][-6:]: line.split()[3:5] for line in table[1:]}
+    assert rows == {
+        "dddd04": ["interrupted", "—"],
+        "cccc03": ["failed", "—"],
+        "bbbb02": ["completed", "no"],
+        "aaaa01": ["completed", "yes"],
+    }
+    # The random part of an id names the run too (issue 21 item 12).
+    shown = assay("runs", "show", "bbbb", "--json", *db, cwd=tmp_path)
+    assert json.loads(shown.stdout)["id"] == "20260102T000000-bbbb02"
+
+
 def test_show_accepts_a_prefix_and_prints_the_run_result(stored: tuple[Path, list[str]]) -> None:
     directory, (alpha, _) = stored
     shown = assay("runs", "show", alpha[:-2], "--json", cwd=directory)

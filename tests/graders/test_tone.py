@@ -7,6 +7,7 @@ import math
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from tests.graders._grading import grade as grade_spec
 
 from assay import EvalConfig, evaluate
 from assay.graders import tone
+from assay.graders._offload import OFF_LOOP_CHARS
 from assay.graders.tone import (
     ASSERTIVENESS,
     FORMALITY,
@@ -496,3 +498,21 @@ def test_a_suite_through_evaluate(tmp_path: Path) -> None:
         "positive",
         "0 of 1 marker satisfied",
     ]
+
+
+@pytest.mark.parametrize(("chars", "off_loop"), [(200, False), (OFF_LOOP_CHARS, True)])
+def test_i21_1_long_outputs_are_measured_off_the_event_loop_thread(
+    monkeypatch: pytest.MonkeyPatch, chars: int, off_loop: bool
+) -> None:
+    threads: list[int] = []
+    measure = tone.HEURISTICS["verbosity"]
+
+    def recording(text: tone.TextFeatures, profile: tone.ToneProfile) -> tone.DimensionScore:
+        threads.append(threading.get_ident())
+        return measure(text, profile)
+
+    monkeypatch.setitem(tone.HEURISTICS, "verbosity", recording)  # type: ignore[arg-type]
+    output = ("Refunds take thirty days. " * (chars // 26 + 1))[:chars]
+    result = grade({"verbosity": "detailed"}, output, mode="heuristic")
+    assert result.error is None
+    assert (threads[0] != threading.get_ident()) is off_loop

@@ -431,6 +431,7 @@ def test_transient_failures_are_retried_until_the_case_passes(agent: ModuleType)
         target_concurrency_lowest=2,
         rate_limited=0,
         retries=6,
+        cached_cases=0,
     )
 
 
@@ -540,4 +541,5 @@ def test_rate_limits_are_counted_lower_the_limit_once_per_burst_and_are_retried(
         target_concurrency_lowest=2,
         rate_limited=4,
         retries=4,
+        cached_cases=0,
     )

@@ -104,3 +104,12 @@ def test_bad_compare_requests(client: TestClient) -> None:
         "bad_request",
         "both 'baseline'",
     )
+
+
+def test_i21_8_runs_with_no_case_in_common_are_a_bad_request(client: TestClient) -> None:
+    assert_error(
+        client.get("/api/runs/compare", params={"base": BASE, "head": "20260103T000000-live01"}),
+        400,
+        "bad_request",
+        "have no case id in common, so there is nothing to compare",
+    )

@@ -205,3 +205,12 @@ def test_facets_count_verdicts_tags_and_grader_verdicts(client: TestClient) -> N
     }
     assert len(BASE_CASES) == 3
     assert_error(client.get("/api/runs/nope-0000/facets"), 404, "not_found")
+
+
+def test_i21_8_completed_runs_filter_by_their_verdict(client: TestClient) -> None:
+    def ids(**params: str) -> list[str]:
+        return [r["id"] for r in client.get("/api/runs", params=params).json()["items"]]
+
+    assert ids(status="completed", passed="false") == ["20260102T000000-head01"]
+    assert ids(status="completed", passed="true") == ["20260101T000000-base01"]
+    assert ids(status="failed") == []

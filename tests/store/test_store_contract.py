@@ -266,6 +266,58 @@ def test_id_prefix_lookup(store: SQLStore, make_run: MakeRun) -> None:
         store.get_run("ab%_")
 
 
+def test_i21_12_a_prefix_of_the_random_part_names_a_generated_run(
+    store: SQLStore, make_run: MakeRun
+) -> None:
+    ids = ("20261122T054312-3f9a1c", "20261122T060000-3f9a2d", "20261123T070000-77aa01")
+    for run_id in (*ids, "x-77aa01dd"):  # an id not in the generated form is not split
+        store.create_run(make_run(run_id), {"id": run_id})
+    assert store.get_run("3f9a1").id == "20261122T054312-3f9a1c"
+    assert store.get_run("77aa").id == "20261123T070000-77aa01"
+    assert store.get_snapshot("3f9a2") == {"id": "20261122T060000-3f9a2d"}
+    with pytest.raises(UsageError) as info:
+        store.get_run("3f9a")
+    assert str(info.value) == (
+        f"run id prefix '3f9a' is ambiguous: it matches {ids[0]}, {ids[1]}. "
+        "Give more characters of the id."
+    )
+    with pytest.raises(UsageError) as info:
+        store.get_run("2026")  # the whole id and its random part are both searched
+    assert str(info.value) == (
+        f"run id prefix '2026' is ambiguous: it matches {', '.join(ids)}. "
+        "Give more characters of the id."
+    )
+    with pytest.raises(UsageError, match="prefix needs at least 4 characters"):
+        store.get_run("3f9")
+
+
+def test_i21_8_runs_filter_by_their_verdict_apart_from_aborted_ones(
+    store: SQLStore, make_run: MakeRun
+) -> None:
+    ended = {"ok": ("completed", True), "below": ("completed", False), "crash": ("failed", False)}
+    for minute, (run_id, (status, passed)) in enumerate(ended.items()):
+        store.create_run(make_run(run_id, started_at=f"2025-01-02T03:0{minute}:00Z"), {})
+        store.finish_run(
+            run_id,
+            status=status,  # type: ignore[arg-type]
+            finished_at="2025-01-02T04:00:00Z",
+            summary=RunSummary(total=1, passed=passed),
+            duration_ms=1.0,
+            token_usage=None,
+            cost_usd=None,
+        )
+    store.create_run(make_run("live", started_at="2025-01-02T03:09:00Z"), {})
+
+    def ids(**where: object) -> list[str]:
+        return [r.id for r in store.list_runs(**where)]  # type: ignore[arg-type]
+
+    assert ids(status="completed", passed=False) == ["below"]
+    assert ids(status="completed", passed=True) == ["ok"]
+    assert ids(status="failed") == ["crash"]
+    assert ids(passed=False) == ["crash", "below"]  # `running` runs have no verdict yet
+    assert store.count_runs(status="completed", passed=False) == 1
+
+
 def test_ambiguous_prefix_lists_at_most_ten_matches(store: SQLStore, make_run: MakeRun) -> None:
     for n in range(12):
         store.create_run(make_run(f"feed{n:02d}"), {})

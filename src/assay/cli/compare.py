@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from assay.results import RunResult
+    from assay.comparison import Comparison
 
 __all__ = ["command"]
 
@@ -53,6 +53,12 @@ __all__ = ["command"]
 )
 @click.option("--db", help="Read runs from here (a SQLite path or database URL).")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option(
+    "--markdown",
+    "as_markdown",
+    is_flag=True,
+    help="Print the comparison as Markdown (for a pull-request comment), warnings first.",
+)
 def command(
     base: str,
     head: str,
@@ -64,17 +70,20 @@ def command(
     suite: str | None,
     db: str | None,
     as_json: bool,
+    as_markdown: bool,
 ) -> int:
     """Compare run HEAD with run BASE: changed cases, suite-level gates, statistics.
 
-    BASE and HEAD are run ids, unique id prefixes (4+ characters), `latest` (the newest
+    BASE and HEAD are run ids, unique prefixes (4+ characters) of an id or of its random
+    part (`3f9a` for `20261122T054312-3f9a1c`), `latest` (the newest
     stored run, of --suite if given), `latest~N` (the N-th run before it), `baseline` (the
     pinned baseline of the other run's suite, or of --suite) or an `assay runs export` file
     (a path that exists or ends in .jsonl). `assay compare latest~1 latest` compares the last
     two runs; `assay compare baseline latest` the newest run with its suite's baseline.
 
-    Exit code 1 when a regression is detected, 0 otherwise, 2 for an unknown run or a bad
-    option.
+    Exit code 1 when a regression is detected, 0 otherwise, 2 for an unknown run, two runs
+    with no case in common, or a bad option. Warnings (other suites, different shares of
+    cached cases, an unfinished run) go to stderr and the JSON's `warnings`.
     """
 
     from assay.api import compare_stored, is_file_ref
@@ -84,6 +93,8 @@ def command(
     from assay.report import render_comparison
     from assay.store import open_store
 
+    if as_json and as_markdown:
+        raise click.UsageError("give --json or --markdown, not both")
     thresholds = CompareThresholds.overriding(
         max_pass_rate_drop=max_pass_rate_drop,
         max_avg_score_drop=max_avg_score_drop,
@@ -103,31 +114,23 @@ def command(
             suite=suite,
             allow_files=True,
         )
-        _warn_about(base_run, head_run)
+        _warn_about(result)
     finally:
         if store is not None:
             store.close()
     if as_json:
         click.echo(result.model_dump_json(indent=2))
+    elif as_markdown:
+        from assay.report import comparison_markdown
+
+        click.echo(comparison_markdown(result, base_run, head_run), nl=False)
     else:
         render_comparison(stdout_console(), result, base_run, head_run)
     return 1 if result.summary.regression_detected else 0
 
 
-def _warn_about(base: RunResult, head: RunResult) -> None:
-    """Comparisons that are allowed but probably not what the user meant."""
-    if base.id == head.id:
-        click.echo(f"warning: BASE and HEAD are the same run ({base.id})", err=True)
-    elif base.suite != head.suite:
-        click.echo(
-            f"warning: comparing runs of different suites ('{base.suite}' and '{head.suite}'): "
-            "only cases with the same id are paired",
-            err=True,
-        )
-    for role, run in (("BASE", base), ("HEAD", head)):
-        if run.status != "completed":
-            click.echo(
-                f"warning: {role} run {run.id} is {run.status}: it compares with the cases it "
-                "finished",
-                err=True,
-            )
+def _warn_about(result: Comparison) -> None:
+    """Comparisons that are allowed but probably not what the user meant (on stderr, so
+    `--json` output stays one document; the JSON carries them as `warnings`)."""
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)

@@ -12,11 +12,15 @@ import click
 from assay.cli._store import db_option, open_cli_store
 
 if TYPE_CHECKING:
-    pass
+    from assay.results import RunResult
 
 __all__ = ["command"]
 
 _STATUSES = ["running", "completed", "interrupted", "failed"]
+"""How a run ended (or that it has not): `failed` is a run that aborted on an error."""
+_VERDICTS = {"passed": True, "not-passed": False}
+"""`--status` values that select completed runs by their verdict: `not-passed` completed and
+failed its thresholds (or a critical regression), unlike `failed`, which aborted."""
 
 
 @click.group("runs")
@@ -27,7 +31,12 @@ def command() -> None:
 @command.command("list")
 @click.option("--suite", help="Only runs of this suite.")
 @click.option("--target", help="Only runs against this target.")
-@click.option("--status", type=click.Choice(_STATUSES), help="Only runs with this status.")
+@click.option(
+    "--status",
+    type=click.Choice([*_STATUSES, *_VERDICTS]),
+    help="Only runs with this status; `passed` and `not-passed` are the completed runs that "
+    "passed or did not pass their thresholds (`failed` runs aborted).",
+)
 @click.option("--since", metavar="DATE", help="Started at or after (ISO 8601, e.g. 2026-11-01).")
 @click.option("--until", metavar="DATE", help="Started before (ISO 8601).")
 @click.option("--limit", type=click.IntRange(1, 100_000), default=20, show_default=True)
@@ -43,43 +52,61 @@ def list_command(
     as_json: bool,
     db: str | None,
 ) -> None:
-    """List stored runs, newest first."""
+    """List stored runs, newest first.
+
+    The status column says how a run ended: `completed`, `interrupted` (Ctrl-C), `failed`
+    (aborted on an error) or `running`; the passed column gives a completed run's verdict.
+    """
     from rich.table import Table
 
     from assay.cli._output import stdout_console
 
+    verdict = _VERDICTS.get(status or "")
     with open_cli_store(db) as store:
         found = store.list_runs(
             suite=suite,
             target=target,
-            status=status,  # type: ignore[arg-type]  # click.Choice gives one of _STATUSES
+            # click.Choice gives one of _STATUSES, or a verdict of completed runs
+            status="completed" if verdict is not None else status,  # type: ignore[arg-type]
             since=since,
             until=until,
             limit=limit,
+            passed=verdict,
         )
     if as_json:
-        click.echo(json.dumps([r.model_dump(mode="json", exclude={"results"}) for r in found]))
+        listed = [
+            {**r.model_dump(mode="json", exclude={"results"}), "passed": _passed(r)} for r in found
+        ]
+        click.echo(json.dumps(listed))
         return
     console = stdout_console()
     if not found:
         console.print("no runs match")
         return
     table = Table(box=None, pad_edge=False)
-    for column in ("run", "suite", "target", "status", "started", "cases", "pass rate", "score"):
+    columns = ("run", "suite", "target", "status", "passed", "started", "cases", "pass rate")
+    for column in (*columns, "score"):
         table.add_column(column, justify="right" if column in ("cases", "pass rate") else "left")
     for run in found:
         s = run.summary
+        passed = _passed(run)
         table.add_row(
             run.id,
             run.suite,
             run.target,
-            run.status if run.status != "completed" else ("passed" if s.passed else "failed"),
+            run.status,
+            "—" if passed is None else ("yes" if passed else "no"),
             run.started_at[:19].replace("T", " "),
             str(s.total),
             f"{s.cases_pass_rate_pct:.1f}%",
             f"{s.weighted_metrics_score_pct:.1f}%",
         )
     console.print(table)
+
+
+def _passed(run: RunResult) -> bool | None:
+    """A completed run's verdict; None for a run that did not complete (it has none)."""
+    return run.passed if run.status == "completed" else None
 
 
 @command.command("show")
@@ -93,7 +120,8 @@ def list_command(
 )
 @db_option
 def show_command(run_id: str, as_json: bool, verbose: bool, db: str | None) -> None:
-    """Show one run (an id, a unique prefix of one, `latest` or `latest~N`)."""
+    """Show one run (an id, a unique prefix of the id or of its random part, `latest` or
+    `latest~N`)."""
     from assay.api import resolve_run_ref
     from assay.cli._output import stdout_console
     from assay.report import listed_verdicts, render_json, render_run

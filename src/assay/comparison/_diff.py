@@ -98,7 +98,8 @@ def compare(
         statistics (always computed, whatever `require_significance` says).
 
     Raises:
-        UsageError: A run has two results with the same case id.
+        UsageError: A run has two results with the same case id, or the runs have no case
+            id in common (nothing can be compared: "no regression" would be meaningless).
     """
     limits = thresholds or CompareThresholds()
     base_totals, head_totals = _Totals(), _Totals()
@@ -124,6 +125,8 @@ def compare(
             delta = round(h[1] - b[1], _DIGITS)
             deltas.append(delta)
         cases.append(_row(case_id, _case_status(b, h, delta, limits.case_score_delta), b, h, delta))
+    if all(case.status == "removed" for case in cases):  # no case id is in both runs
+        raise UsageError(_nothing_in_common(base, head, len(base_records), len(head_records)))
     cases.extend(
         _row(case_id, "new", None, h, None)
         for case_id, h in head_records.items()
@@ -155,6 +158,76 @@ def compare(
         summary=summary,
         cases=cases,
         statistics=statistics,
+        warnings=comparison_warnings(base, head, base_totals.cases, head_totals.cases),
+    )
+
+
+def _nothing_in_common(base: RunResult, head: RunResult, base_cases: int, head_cases: int) -> str:
+    def side(role: str, run: RunResult, cases: int) -> str:
+        return f"{role} run {run.id} (suite '{run.suite}', {cases} case{'s' * (cases != 1)})"
+
+    return (
+        f"{side('base', base, base_cases)} and {side('head', head, head_cases)} have no case "
+        "id in common, so there is nothing to compare. Compare two runs of the same suite "
+        "(e.g. `assay compare latest~1 latest --suite NAME`)."
+    )
+
+
+def comparison_warnings(
+    base: RunResult, head: RunResult, base_cases: int, head_cases: int
+) -> list[str]:
+    """Comparisons that are allowed but probably not what the user meant (`warnings`)."""
+    warnings: list[str] = []
+    if base.id == head.id:
+        warnings.append(f"BASE and HEAD are the same run ({base.id})")
+    elif base.suite != head.suite:
+        warnings.append(
+            f"comparing runs of different suites ('{base.suite}' and '{head.suite}'): only "
+            "cases with the same id are paired"
+        )
+    for role, run in (("BASE", base), ("HEAD", head)):
+        if run.status != "completed":
+            warnings.append(
+                f"{role} run {run.id} is {run.status}: it compares with the cases it finished"
+            )
+    cached = _cached_share_warning(base, head, base_cases, head_cases)
+    if cached:
+        warnings.append(cached)
+    return warnings
+
+
+def _cached_share_warning(
+    base: RunResult, head: RunResult, base_cases: int, head_cases: int
+) -> str | None:
+    """A warning when the runs' shares of cases answered from the response cache differ.
+
+    A cached case repeats a recorded reply (and its recorded latency): a run that is mostly
+    cached measures the past, so its scores and latency do not compare with a fresh run's.
+    """
+    shares: list[str] = []
+    counted: list[tuple[int, int]] = []
+    for role, run, cases in (("BASE", base, base_cases), ("HEAD", head, head_cases)):
+        held = run.scheduling.cached_cases if run.scheduling is not None else None
+        if held is None:
+            if run.scheduling is not None and run.scheduling.cache_hits:
+                return (
+                    f"{role} run {run.id} answered {run.scheduling.cache_hits} calls from the "
+                    "response cache and was made before assay recorded which cases were "
+                    "cached (their latency is the cache lookup's, not the target's): "
+                    "its latency and cached replies do not compare"
+                )
+            return None
+        counted.append((held, cases))
+        share = f"{held / cases * 100:.0f}%" if cases else "0%"
+        shares.append(f"{role} {share} ({held} of {cases})")
+    (base_held, base_all), (head_held, head_all) = counted
+    if base_held * head_all == head_held * base_all:
+        return None
+    return (
+        f"the runs answered different shares of their cases from the response cache: "
+        f"{', '.join(shares)}. A cached case repeats a recorded reply and its recorded "
+        "latency; run both with --no-cache (or both with the same cache) to compare fresh "
+        "replies"
     )
 
 

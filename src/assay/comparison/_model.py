@@ -161,3 +161,7 @@ class Comparison(_Out):
     """Base cases in the base's order (`removed` ones included), then `new` ones in the
     head's order."""
     statistics: CompareStatistics
+    warnings: list[str] = Field(default_factory=list)
+    """Why the comparison may not mean what it seems: the same run twice, runs of different
+    suites, a run that did not complete, different shares of cases answered from the response
+    cache. They never change `regression_detected`."""

@@ -159,6 +159,11 @@ class SuiteTests(Sequence[TestCase]):
     def __iter__(self) -> Iterator[TestCase]:
         return (self[i] for i in range(len(self)))
 
+    def mentions(self, fragment: str) -> bool:
+        """Whether any test's compact JSON text contains `fragment`: a scan at memory speed
+        that builds no test (the runner looks for grader types with it)."""
+        return fragment in self._text
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str):
             return NotImplemented

@@ -157,6 +157,15 @@ class Grader(StrictModel, ABC):
         del test
         return None
 
+    @classmethod
+    def warm_up(cls) -> None:
+        """Load what this grader type needs once per process (an NLP library and its lexicon,
+        a parser), so that no case pays for it inside its timing.
+
+        The runner calls it, off the event loop, for every grader type of the suite before
+        the first case starts (docs/running.md). The default loads nothing.
+        """
+
     @property
     def awaits_io(self) -> bool:
         """Whether grading waits on I/O (a subprocess, a judge call).

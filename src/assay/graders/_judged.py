@@ -95,6 +95,11 @@ class JudgedGrader(Grader):
         return None
 
     @classmethod
+    def warm_up(cls) -> None:
+        """Compile the packaged judge prompt template (Jinja2 takes ~25 ms to import)."""
+        cls.packaged_template().compile()
+
+    @classmethod
     def packaged_template(cls) -> PromptTemplate:
         """The grader's packaged template."""
         return _packaged(cls.template, cls.template_variables)

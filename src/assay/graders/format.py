@@ -203,6 +203,11 @@ def markdown_problems(text: str) -> list[str]:
 class Format(Grader):
     """Checks the shape of the output: length, JSON, schema, Markdown, terms and a pattern."""
 
+    @classmethod
+    def warm_up(cls) -> None:
+        """Build the Markdown parser (markdown-it-py: ~50 ms to import)."""
+        _markdown()
+
     type: Literal["format"]
     checks: FormatChecks
     """The sub-checks to run; score = passed / enabled."""

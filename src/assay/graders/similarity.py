@@ -73,6 +73,11 @@ class _ReferenceGrader(Grader):
 class Similarity(_ReferenceGrader):
     """How close the output is to the reference text, by edit distance or token ratio (0–1)."""
 
+    @classmethod
+    def warm_up(cls) -> None:
+        """Import rapidfuzz."""
+        _similarity_function("ratio")
+
     type: Literal["similarity"]
     method: SimilarityMethod = "ratio"
     """`ratio` (character edits, the default), `partial_ratio` (best-matching substring),
@@ -174,6 +179,13 @@ def _fmeasure(precision: float, recall: float) -> float:
 
 class Rouge(_ReferenceGrader):
     """ROUGE F-measure of the output against the reference text (rouge-score's tokenisation)."""
+
+    @classmethod
+    def warm_up(cls) -> None:
+        """Import rouge-score (and the NLTK parts it loads): over a second the first time."""
+        from rouge_score import rouge_scorer  # type: ignore[import-untyped]
+
+        del rouge_scorer
 
     type: Literal["rouge"]
     variant: RougeVariant = "rougeL"

@@ -23,6 +23,7 @@ from assay._strict_model import StrictModel, suggest
 from assay.graders._base import GradingContext, Measurement
 from assay.graders._details import detail, truncate
 from assay.graders._judged import JudgedGrader
+from assay.graders._offload import off_the_loop
 from assay.graders._tone_judged import judge_dimensions
 from assay.graders.factuality import split_sentences
 from assay.judge import JudgeError
@@ -426,6 +427,13 @@ class Tone(JudgedGrader):
             raise ValueError("every tone dimension of the profile has weight 0; give one > 0")
         return self
 
+    @classmethod
+    def warm_up(cls) -> None:
+        """TextBlob and its sentiment lexicon (~1.2-1.8 s the first time here), and the judge
+        prompt template."""
+        super().warm_up()
+        _polarity("")
+
     @property
     def awaits_io(self) -> bool:
         """Only a mode that may ask the judge waits on the network."""
@@ -438,13 +446,13 @@ class Tone(JudgedGrader):
 
     async def measure(self, ctx: GradingContext) -> Measurement:
         if self.mode == "heuristic" or (self.mode == "auto" and not self.has_judge(ctx)):
-            return self._heuristic(ctx.output)
+            return await off_the_loop(self._heuristic, ctx.output)
         try:
             judgement, verdicts = await judge_dimensions(self, ctx, self._targets())
         except JudgeError as exc:
             if self.mode == "judge":
                 raise
-            m = self._heuristic(ctx.output)
+            m = await off_the_loop(self._heuristic, ctx.output)
             m.reasoning += f"; fell back to the heuristics: judge failed: {exc}"
             return m.charged(exc)
         bar = self.min_score if self.min_score is not None else ctx.threshold

@@ -102,6 +102,11 @@ class PromptTemplate:
     def _compiled(self) -> jinja2.Template:
         return _compile(self.source)
 
+    def compile(self) -> None:
+        """Compile the template now (once per process), e.g. before a run's first case, so
+        that no judge call pays for Jinja2's import and the compilation."""
+        self._compiled  # noqa: B018 — the property compiles and caches
+
     @property
     def used(self) -> frozenset[str]:
         """The variables the template refers to.

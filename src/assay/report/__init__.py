@@ -14,6 +14,7 @@ from assay._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from assay.report.comparison import LISTED_PER_STATUS, render_comparison
+    from assay.report.comparison_markdown import comparison_markdown
     from assay.report.html import write_html
     from assay.report.json import render_json, render_json_many
     from assay.report.junit import CaseSource, render_junit, write_junit
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "assay.report.comparison": ["LISTED_PER_STATUS", "render_comparison"],
+    "assay.report.comparison_markdown": ["comparison_markdown"],
     "assay.report.html": ["write_html"],
     "assay.report.json": ["render_json", "render_json_many"],
     "assay.report.junit": ["CaseSource", "render_junit", "write_junit"],
@@ -50,6 +52,7 @@ __all__ = [
     "MARKDOWN_VERDICTS",
     "VERDICT_STYLE",
     "CaseSource",
+    "comparison_markdown",
     "describe_slope",
     "listed_verdicts",
     "markdown_chunks",

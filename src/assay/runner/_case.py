@@ -57,6 +57,8 @@ class _Call:
     output: TargetOutput | None
     error: ErrorInfo | None
     duration_ms: float
+    cached: bool = False
+    """Answered from the response cache: `duration_ms` is the one recorded with the reply."""
 
 
 @dataclass
@@ -133,7 +135,9 @@ class CaseRunner:
             key = cache_key("target", identity, repeat_index=request.repeat_index)
             cached = self.cache.get(key)
             if cached is not None:
-                return _Call(TargetOutput.model_validate(cached), None, _ms(started))
+                # The duration stored with the reply, not the lookup's (docs/running.md).
+                output = TargetOutput.model_validate(cached)
+                return _Call(output, None, output.duration_ms, cached=True)
         try:
             output = await self._call_live(plan, request)
         except TargetError as exc:
@@ -141,9 +145,14 @@ class CaseRunner:
         except Exception as exc:
             message = str(exc) or repr(exc)
             return _Call(None, ErrorInfo(type=type(exc).__name__, message=message), _ms(started))
+        # A target measures its own time (`TargetOutput.duration_ms`); the wall clock here
+        # would also count waiting for the limiter and for the event loop.
+        duration = output.duration_ms or _ms(started)
         if key is not None and self.cache is not None:
-            self.cache.put(key, output.model_dump(mode="json"), kind="target")
-        return _Call(output, None, output.duration_ms or _ms(started))
+            value = output.model_dump(mode="json")
+            value["duration_ms"] = duration  # what a later cache hit records
+            self.cache.put(key, value, kind="target")
+        return _Call(output, None, duration)
 
     async def _grade(
         self,
@@ -252,10 +261,12 @@ class CaseRunner:
         cost: float | None = None
         calls: list[ToolCall] = []
         duration = 0.0
+        cached = True
         for turn_index, turn in enumerate(test.turns):
             request = plan.request(self.base_dir, index, turn.input, history)
             call = await self.call(plan, request)
             duration += call.duration_ms
+            cached = cached and call.cached
             graded: _Graded | None = None
             if call.output is not None:
                 graders = plan.turn_graders[turn_index] + plan.graders
@@ -306,6 +317,7 @@ class CaseRunner:
             error=folded.error,
             grader_results=turns[-1].grader_results,
             turns=turns,
+            cached=cached,
         )
         return sample, transcript
 
@@ -322,6 +334,7 @@ class CaseRunner:
             error=outcome.error,
             grader_results=graded.results if graded else [],
             expected_outcome_results=(graded.outcomes or []) if graded else [],
+            cached=call.cached,
         )
 
     async def run(self, plan: CasePlan) -> CaseResult:
@@ -384,6 +397,8 @@ class CaseRunner:
             "judge_errors": spend.errors,
         }
         fields.update((k, v) for k, v in unless_empty.items() if v)
+        if all(s.cached for s in samples):
+            fields["cached"] = True
         return CaseResult(**fields)
 
 

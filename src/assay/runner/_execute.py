@@ -36,6 +36,7 @@ from assay.runner._dispatch import Dispatcher, LocalDispatch, RayOptions
 from assay.runner._plan import RunOptions, RunPlan, check_judge_key, iter_cases
 from assay.runner._regression import RegressionTracker, track_new_run, track_resumed_run
 from assay.runner._retry import RetryPolicy
+from assay.runner._warm import warm_up_graders
 from assay.runner._writer import GroupWriter, start_writer_process
 from assay.scoring import SummaryBuilder
 from assay.store import RawJSON, ResultSink, StoreWriter, StoreWriterEnded
@@ -119,15 +120,17 @@ class Resume:
 
 
 class _Totals:
-    """Token usage and cost summed over case results as they arrive."""
+    """Token usage, cost and cached cases summed over case results as they arrive."""
 
     def __init__(self) -> None:
         self.usage: TokenUsage | None = None
         self.cost: float | None = None
+        self.cached = 0
 
     def add(self, case: CaseResult) -> None:
         self.usage = add_usage(self.usage, case.token_usage)
         self.cost = add_cost(self.cost, case.cost_usd)
+        self.cached += case.cached
 
 
 class _Execution:
@@ -207,7 +210,8 @@ class _Execution:
                 ),
                 "token_usage": self.totals.usage,
                 "cost_usd": self.totals.cost,
-                "scheduling": scheduling,
+                # Counted from the results, so a resumed run counts its earlier part too.
+                "scheduling": scheduling.model_copy(update={"cached_cases": self.totals.cached}),
             }
         )
         try:
@@ -313,14 +317,18 @@ async def _set_up(
     started_at: str,
     resume: Resume | None,
 ) -> tuple[Dispatcher, _Execution, RunResult]:
-    """Set the target up, start the dispatcher, then create the run (or take over `resume`'s).
+    """Set the target up, warm the graders up, start the dispatcher, then create the run (or
+    take over `resume`'s).
 
     Workers start before the run is created, so an unreachable cluster stores nothing; a
     store that cannot be opened (found out by the writer process when it creates the run)
     stops the run before its first case.
     """
     await plan.target.setup(plan.target_base_dir)
-    gc.freeze()  # what the target loaded (a replay file) lives as long as the run
+    if ray is None:  # Ray workers grade, and load what they need themselves
+        # Grader resources load here, in a thread, never inside a case's timing.
+        await asyncio.to_thread(warm_up_graders, plan.loaded.suite)
+    gc.freeze()  # what the target and graders loaded (a replay file) lives as long as the run
     dispatch: Dispatcher | None = None
     try:
         dispatch = await _dispatcher(plan, cache, ray, resume.run.id if resume else run_id)

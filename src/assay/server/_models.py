@@ -43,7 +43,8 @@ RunId = Annotated[
     Path(
         pattern=RUN_ID_PATTERN,
         max_length=MAX_ID_LENGTH,
-        description="A run id, or a unique prefix of one (at least 4 characters).",
+        description="A run id, or a unique prefix (at least 4 characters) of the id or of its "
+        "random part (`3f9a` for `20261122T054312-3f9a1c`).",
     ),
 ]
 PageNumber = Annotated[int, Query(ge=1, le=1_000_000, description="1-based page number.")]

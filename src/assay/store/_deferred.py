@@ -148,6 +148,7 @@ class DeferredStore:
         until: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        passed: bool | None = None,
     ) -> list[RunResult]:
         return self._open().list_runs(
             suite=suite,
@@ -157,6 +158,7 @@ class DeferredStore:
             until=until,
             limit=limit,
             offset=offset,
+            passed=passed,
         )
 
     def count_runs(
@@ -167,9 +169,10 @@ class DeferredStore:
         status: RunStatus | None = None,
         since: str | None = None,
         until: str | None = None,
+        passed: bool | None = None,
     ) -> int:
         return self._open().count_runs(
-            suite=suite, target=target, status=status, since=since, until=until
+            suite=suite, target=target, status=status, since=since, until=until, passed=passed
         )
 
     def page_case_results(

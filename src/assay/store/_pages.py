@@ -34,6 +34,8 @@ class RunFilter:
     """`started_at` at or after this ISO 8601 text."""
     until: str | None = None
     """`started_at` before this ISO 8601 text."""
+    passed: bool | None = None
+    """The run verdict recorded when the run finished (a running run has none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,8 @@ def run_conditions(where: RunFilter) -> list[ColumnElement[bool]]:
         terms.append(runs.c.started_at >= where.since)
     if where.until is not None:
         terms.append(runs.c.started_at < where.until)
+    if where.passed is not None:
+        terms.append(runs.c.passed == where.passed)
     return terms
 
 

@@ -100,9 +100,11 @@ class Store(ResultSink, Protocol):
         until: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        passed: bool | None = None,
     ) -> list[RunResult]:
         """Runs, newest first, without their case results; `since`/`until` bound
-        `started_at` (ISO 8601; `until` exclusive); `offset` skips the newest matches."""
+        `started_at` (ISO 8601; `until` exclusive); `offset` skips the newest matches;
+        `passed` keeps finished runs whose verdict (`RunResult.passed`) is that."""
 
     def count_runs(
         self,
@@ -112,6 +114,7 @@ class Store(ResultSink, Protocol):
         status: RunStatus | None = None,
         since: str | None = None,
         until: str | None = None,
+        passed: bool | None = None,
     ) -> int:
         """How many runs match the filters of `list_runs`."""
 

@@ -22,9 +22,11 @@ from sqlalchemy import (
     Engine,
     Row,
     Table,
+    and_,
     delete,
     func,
     insert,
+    or_,
     select,
     update,
 )
@@ -75,6 +77,10 @@ __all__ = ["Baseline", "SQLStore"]
 
 MIN_PREFIX_LENGTH = 4
 """Shortest run id prefix accepted in place of a full id, as git does for commits."""
+
+_RANDOM_PART_AT = len("20261122T054312-") + 1
+"""Where the random part of a generated run id starts (1-based, as SQL `substr` counts):
+after the UTC time and a hyphen (`assay.runner.new_run_id`)."""
 
 _STREAM_BATCH = 200
 """Case results fetched per round trip while streaming; bounds memory, not the run size."""
@@ -422,12 +428,15 @@ class SQLStore:
         until: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        passed: bool | None = None,
     ) -> list[RunResult]:
         """Runs newest first (by `started_at`), without their case results.
 
         `since` / `until` compare with `started_at` as ISO 8601 text (a date such as
         `2026-11-01` selects from its midnight on; `until` is exclusive). `offset` skips
-        that many of the newest matches (the API's pages).
+        that many of the newest matches (the API's pages). `passed` keeps finished runs
+        whose verdict is that (with `status="completed"`: the runs that completed and passed,
+        or completed and did not pass their thresholds).
 
         Raises:
             UsageError: `limit` is smaller than 1 or `offset` is negative.
@@ -436,7 +445,9 @@ class SQLStore:
             raise UsageError(f"limit must be at least 1, got {limit}")
         if offset < 0:
             raise UsageError(f"offset must be at least 0, got {offset}")
-        where = RunFilter(suite=suite, target=target, status=status, since=since, until=until)
+        where = RunFilter(
+            suite=suite, target=target, status=status, since=since, until=until, passed=passed
+        )
         stmt = (
             select(runs)
             .where(*run_conditions(where))
@@ -455,9 +466,12 @@ class SQLStore:
         status: RunStatus | None = None,
         since: str | None = None,
         until: str | None = None,
+        passed: bool | None = None,
     ) -> int:
         """How many runs `list_runs` with the same filters and no limit would return."""
-        where = RunFilter(suite=suite, target=target, status=status, since=since, until=until)
+        where = RunFilter(
+            suite=suite, target=target, status=status, since=since, until=until, passed=passed
+        )
         with self._engine.connect() as conn:
             return count_runs(conn, where)
 
@@ -654,7 +668,8 @@ class SQLStore:
             )
 
     def _resolve(self, conn: Connection, run_id: str) -> str:
-        """The full id of the run `run_id` names exactly or as a unique prefix."""
+        """The full id of the run `run_id` names exactly, as a unique prefix, or as a unique
+        prefix of the random part of a generated id (`3f9a` for `20261122T054312-3f9a1c`)."""
         if conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is not None:
             return run_id
         if len(run_id) < MIN_PREFIX_LENGTH:
@@ -663,10 +678,16 @@ class SQLStore:
                 f"(an id prefix needs at least {MIN_PREFIX_LENGTH} characters)"
             )
         # substr, not LIKE: LIKE is case-insensitive in SQLite and treats % and _ as wildcards.
+        random_part = func.substr(runs.c.id, _RANDOM_PART_AT, len(run_id)) == run_id
         matches = list(
             conn.execute(
                 select(runs.c.id)
-                .where(func.substr(runs.c.id, 1, len(run_id)) == run_id)
+                .where(
+                    or_(
+                        func.substr(runs.c.id, 1, len(run_id)) == run_id,
+                        and_(func.substr(runs.c.id, _RANDOM_PART_AT - 1, 1) == "-", random_part),
+                    )
+                )
                 .order_by(runs.c.id)
                 .limit(_MAX_LISTED_MATCHES + 1)
             ).scalars()

@@ -78,11 +78,21 @@ def list_runs(
         str | None, Query(description="Started at or after (ISO 8601, e.g. 2026-11-01).")
     ] = None,
     until: Annotated[str | None, Query(description="Started before (ISO 8601).")] = None,
+    passed: Annotated[
+        bool | None,
+        Query(
+            description="Only finished runs with this verdict: with `status=completed`, "
+            "`passed=false` lists the runs that completed and failed their thresholds (a "
+            "`failed` run aborted)."
+        ),
+    ] = None,
     page: PageNumber = 1,
     page_size: PageSize = 50,
 ) -> Response:
     """Stored runs, newest first, without their case results."""
-    total = store.count_runs(suite=suite, target=target, status=status, since=since, until=until)
+    total = store.count_runs(
+        suite=suite, target=target, status=status, since=since, until=until, passed=passed
+    )
     found = store.list_runs(
         suite=suite,
         target=target,
@@ -91,6 +101,7 @@ def list_runs(
         until=until,
         limit=page_size,
         offset=(page - 1) * page_size,
+        passed=passed,
     )
     body = RunPage(
         total=total,
