@@ -22,7 +22,8 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from assay._concurrency import AdaptiveLimiter
-from assay._sdk_errors import retry_after_s, root_cause, server_message
+from assay._retry import RetryPolicy
+from assay._sdk_errors import connection_problem, retry_after_s, server_message, timed_out
 from assay.cache import ResponseCache, cache_key
 from assay.errors import GraderError
 from assay.judge._hardening import NONCE_PLACEHOLDER, SYSTEM_RULES
@@ -44,7 +45,6 @@ DEFAULT_MAX_RETRIES = 3
 _NO_KEY = "assay-no-api-key"
 _MODES = ("json_schema", "json_object", "text")
 _TOOL_NAME = "submit_judgement"
-_MAX_BACKOFF_S = 8.0
 
 
 class JudgeError(GraderError):
@@ -103,6 +103,7 @@ class JudgeClient:
         cache: ResponseCache | None = None,
         limiter: AdaptiveLimiter | None = None,
         rng: random.Random | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if not spec.model:
             raise ValueError("a judge client needs a model")
@@ -111,6 +112,9 @@ class JudgeClient:
         self._cache = cache
         self._limiter = limiter or AdaptiveLimiter(8)
         self._rng = rng or random.Random()  # noqa: S311 — backoff jitter, not secrets
+        retries = spec.max_retries if spec.max_retries is not None else DEFAULT_MAX_RETRIES
+        self._retry = retry or RetryPolicy(max_retries=retries)
+        """Backoff and the `Retry-After` cap: the targets' policy (SPEC §5)."""
         configured = spec.structured_output or "auto"
         self._auto = configured == "auto"
         self._mode: str = "json_schema" if self._auto else configured
@@ -275,9 +279,7 @@ class JudgeClient:
     async def _post(self, body: dict[str, JSON], mode: str, prompt: RenderedPrompt) -> _Reply:
         client = self._client(prompt)
         path = "/v1/messages" if self.provider == "anthropic" else "/chat/completions"
-        attempts = 1 + (
-            self.spec.max_retries if self.spec.max_retries is not None else DEFAULT_MAX_RETRIES
-        )
+        attempts = 1 + self._retry.max_retries
         for attempt in range(attempts):
             try:
                 async with self._limiter:
@@ -297,15 +299,11 @@ class JudgeClient:
                         model=self.model,
                         prompt=prompt.label,
                     ) from None
-                await asyncio.sleep(wait if wait is not None else self._backoff(attempt))
+                await asyncio.sleep(self._retry.delay(attempt, wait, self._rng))
                 continue
             self._limiter.on_success()
             return self._read(raw, mode, prompt)
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
-
-    def _backoff(self, attempt: int) -> float:
-        delay: float = min(_MAX_BACKOFF_S, 0.5 * 2.0**attempt)
-        return delay * (0.5 + self._rng.random() / 2)
 
     def _classify(self, exc: Exception) -> tuple[str, bool, bool, float | None] | None:
         """(message, retryable, rejected-by-the-server, wait) for an SDK failure; None if the
@@ -324,10 +322,11 @@ class JudgeClient:
                 message += f" (the API key is read from ${self.spec.resolved_api_key_env})"
             return message, status == 408 or status >= 500, status in (400, 422), None
         if isinstance(exc, sdk.APIConnectionError):
-            root = root_cause(exc)
-            if isinstance(root, TimeoutError) or isinstance(exc, sdk.APITimeoutError):
-                return "the request timed out", True, False, None
-            return f"connection failed: {type(root).__name__}: {root}", True, False, None
+            if timed_out(exc, sdk.APITimeoutError):
+                after = self.spec.timeout_s or DEFAULT_TIMEOUT_S
+                return f"the request timed out after {after:g}s", True, False, None
+            where = self._base_url()
+            return f"the connection to {where} {connection_problem(exc)}", True, False, None
         return None
 
     def _client(self, prompt: RenderedPrompt) -> Any:
