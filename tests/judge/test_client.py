@@ -4,6 +4,7 @@ server accepts, providers, keys, and the cache."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import socket
 import struct
@@ -19,7 +20,15 @@ from pydantic import BaseModel, Field
 
 from assay._retry import RetryPolicy
 from assay.cache import CacheMiss, CacheMode, ResponseCache
-from assay.judge import JudgeClient, JudgeError, Judgement, JudgeSpec, PromptTemplate
+from assay.judge import (
+    Entry,
+    JudgeClient,
+    JudgeError,
+    Judgement,
+    JudgeSpec,
+    PromptTemplate,
+    keyed_schema,
+)
 from assay.testing import FakeOpenAIServer, fail_first
 
 TEMPLATE = PromptTemplate("t", "Rate this: {{ output }}")
@@ -258,3 +267,62 @@ def test_i22_17_a_refused_judge_connection_and_a_real_timeout_are_told_apart() -
             JudgeError, match=r"^judge judge-model: the request timed out after 0.5s$"
         ):
             ask(client)
+
+
+# -- issue 21 item 9: a call's pinned schema is what is sent, shown and checked ---------------
+
+
+class Said(BaseModel):
+    statement: str
+    holds: bool
+
+
+class SaidReply(BaseModel):
+    said: dict[str, Said]
+
+
+PINNED = keyed_schema("SaidReply", "said", {"1": Entry(Said, {"statement": "Says 30 days"})}, "d")
+
+
+def ask_pinned(client: JudgeClient) -> Judgement[SaidReply]:
+    async def go() -> Judgement[SaidReply]:
+        try:
+            prompt = TEMPLATE.render({"output": "Refunds within 30 days."})
+            return await client.ask(prompt, SaidReply, schema=PINNED)
+        finally:
+            await client.close()
+
+    return asyncio.run(go())
+
+
+def test_i21_9_the_pinned_schema_is_sent_as_the_strict_schema_and_the_anthropic_tool() -> None:
+    with FakeOpenAIServer(judge={"said": {"1": {"holds": True}}}) as server:
+        judgement = ask_pinned(client_for(server))
+        openai_body = server.requests[-1]
+        anthropic = JudgeClient(
+            JudgeSpec(
+                provider="anthropic", model="claude-judge", base_url=server.url, api_key_env=""
+            )
+        )
+        tool_judgement = ask_pinned(anthropic)
+        anthropic_body = server.requests[-1]
+    assert judgement.answer.said["1"] == Said(statement="Says 30 days", holds=True)
+    assert tool_judgement.answer == judgement.answer
+    fmt = openai_body["response_format"]["json_schema"]
+    assert (fmt["name"], fmt["strict"], fmt["schema"]) == ("SaidReply", True, PINNED)
+    assert anthropic_body["tools"][0]["input_schema"] == PINNED
+    assert json.dumps(PINNED) in openai_body["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("mode", ["json_schema", "json_object", "text"])
+def test_i21_9_a_drifted_reply_is_re_asked_in_every_mode_then_is_an_error(mode: str) -> None:
+    drifted = '{"said": {"1": {"statement": "Says 14 days", "holds": true}}}'
+    with FakeOpenAIServer(reply=lambda body: drifted) as server:
+        with pytest.raises(JudgeError) as info:
+            ask_pinned(client_for(server, structured_output=mode))
+        asked = server.request_count
+    assert asked == 3
+    assert str(info.value) == (
+        "judge judge-model: no valid reply after 3 attempts; last problem: it does not match "
+        "the schema ($.said['1'].statement: 'Says 14 days' is not one of ['Says 30 days'])"
+    )
