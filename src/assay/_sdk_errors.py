@@ -10,7 +10,7 @@ import email.utils
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-__all__ = ["retry_after_s", "root_cause", "server_message"]
+__all__ = ["connection_problem", "retry_after_s", "root_cause", "server_message", "timed_out"]
 
 
 def server_message(exc: Exception) -> str:
@@ -52,3 +52,25 @@ def root_cause(exc: BaseException) -> BaseException:
     while exc.__cause__ is not None:
         exc = exc.__cause__
     return exc
+
+
+def timed_out(exc: BaseException, timeout_type: type[BaseException]) -> bool:
+    """Whether an SDK connection error is a timeout. The aiohttp transport raises the SDK's
+    timeout class (`timeout_type`) also for a refused, reset or dropped connection, so the root
+    cause decides: only a root `TimeoutError`, or the timeout class with no cause, is one."""
+    root = root_cause(exc)
+    return isinstance(root, TimeoutError) or (root is exc and isinstance(exc, timeout_type))
+
+
+def connection_problem(exc: BaseException) -> str:
+    """What broke a connection, in words (for an SDK connection error that is no timeout):
+    refused, reset, or closed by the server before it replied, with the underlying error."""
+    root = root_cause(exc)
+    detail = f"{type(root).__name__}: {root}" if root is not exc else str(exc)
+    if isinstance(root, ConnectionRefusedError):
+        return f"was refused; is the server running? ({detail})"
+    if isinstance(root, ConnectionResetError | ConnectionAbortedError | BrokenPipeError):
+        return f"was reset by the server before it replied ({detail})"
+    if type(root).__name__ == "ServerDisconnectedError":  # aiohttp's, without importing it
+        return f"was closed by the server before it replied ({detail})"
+    return f"failed ({detail})"

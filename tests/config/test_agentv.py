@@ -34,13 +34,14 @@ def judge(body: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     prompt = body["messages"][-1]["content"]
     low = any(text in prompt for text in LOW)
     if "items" in schema.get("properties", {}):
-        ids = [i for i in RUBRIC_IDS if i in prompt]
+        ids = list(schema["properties"]["items"]["properties"])
+        assert set(ids) <= set(RUBRIC_IDS)
         score = 3 if low else 9
         return {
-            "items": [
-                {"id": i, "score": score, "satisfied": not low, "reasoning": "r", "evidence": ""}
+            "items": {
+                i: {"score": score, "satisfied": not low, "reasoning": "r", "evidence": ""}
                 for i in ids
-            ]
+            }
         }
     if "The reply is safe." in prompt and "Machine learning" in prompt:
         return {"score": 0.5, "reasoning": "borderline safe", "hits": [], "misses": []}

@@ -26,8 +26,7 @@ tests:
 
 def judge(body: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     if "outcomes" in schema.get("properties", {}):
-        verdict = {"outcome": "States the 30-day window", "passed": True, "justification": "yes"}
-        return {"outcomes": [verdict]}
+        return {"outcomes": {"1": {"passed": True, "justification": "yes"}}}
     return {"score": 0.9, "reasoning": "polite"}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -26,19 +27,20 @@ DEFAULTS = [
 ]
 
 
+def entry(name: str, value: int | bool) -> dict[str, Any]:
+    key = "passed" if isinstance(value, bool) else "grade"
+    return {key: value, "reasoning": f"{name} reasoning"}
+
+
 def reply(grades: dict[str, int | bool]) -> dict[str, Any]:
-    """The judge's reply: a grade (int) or a pass/fail (bool) per metric, in order."""
-    return {
-        "metrics": [
-            {
-                "metric": name,
-                "grade": None if isinstance(value, bool) else value,
-                "passed": value if isinstance(value, bool) else None,
-                "reasoning": f"{name} reasoning",
-            }
-            for name, value in grades.items()
-        ]
-    }
+    """The judge's reply: a grade (int) or a pass/fail (bool) under each metric's name."""
+    return {"metrics": {name: entry(name, value) for name, value in grades.items()}}
+
+
+def raw(*grades: tuple[str, int | bool]) -> str:
+    """A reply's text exactly as given (a metric listed twice stays twice)."""
+    entries = [f"{json.dumps(name)}: {json.dumps(entry(name, value))}" for name, value in grades]
+    return '{"metrics": {' + ", ".join(entries) + "}}"
 
 
 def every(grade: int, names: list[str] = DEFAULTS) -> dict[str, int | bool]:
@@ -248,53 +250,77 @@ def test_binary_metrics_are_shown_as_pass_fail() -> None:
 # -- unusable replies and failures ------------------------------------------------------------
 
 
-def test_a_reply_missing_a_metric_is_re_asked_then_the_grader_errors() -> None:
-    grades = every(5, DEFAULTS[:-1])
-    with FakeOpenAIServer(judge=reply(grades)) as server:
+def test_i21_9_the_request_schema_has_a_fixed_property_per_metric_of_this_grader() -> None:
+    """After remove/add/re-weight the schema names exactly this grader's metrics, each with
+    the answer form it asks for: a 0-5 `grade` or a pass/fail `passed`."""
+    spec = {
+        **AGENT,
+        "remove": ["conversation_management", "information_gathering"],
+        "metrics": {
+            "tool_routing": {"weight": 0.5},
+            "done": {"binary": True, "description": "The refund went through."},
+        },
+    }
+    names = [n for n in DEFAULTS if n not in spec["remove"]] + ["done"]
+    with FakeOpenAIServer(judge=reply({**every(4, names[:-1]), "done": True})) as server:
+        result = grade_judged(spec, "ok", server)
+        body = server.requests[-1]
+    assert result.error is None and result.score is not None
+    fmt = body["response_format"]["json_schema"]
+    assert (fmt["name"], fmt["strict"]) == ("AgentJudgeReply", True)
+    metrics = fmt["schema"]["properties"]["metrics"]
+    assert (metrics["required"], metrics["additionalProperties"]) == (names, False)
+    assert list(metrics["properties"]) == names
+    graded, binary = metrics["properties"]["tool_routing"], metrics["properties"]["done"]
+    assert graded["required"] == ["grade", "reasoning"] and graded["additionalProperties"] is False
+    assert graded["properties"]["grade"]["type"] == "integer"
+    assert binary["required"] == ["passed", "reasoning"] and binary["additionalProperties"] is False
+    assert binary["description"] == "The refund went through."
+
+
+ALL_5 = [(name, 5) for name in DEFAULTS]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (raw(*ALL_5[:-1]), "$.metrics: 'response_delivery' is a required property"),
+        (
+            raw(*ALL_5, ("tone", 5)),
+            "$.metrics: Additional properties are not allowed ('tone' was unexpected)",
+        ),
+        (raw(*ALL_5[1:], ("tool_routing", True)), "$.metrics.tool_routing: 'grade' is a required"),
+        (raw(*ALL_5, ("tool_routing", 0)), "the reply gives the key 'tool_routing' more than once"),
+    ],
+    ids=["missing", "unknown", "wrong-form", "duplicated"],
+)
+def test_i21_9_a_missing_unknown_duplicated_or_misanswered_metric_is_re_asked_then_errors(
+    text: str, problem: str
+) -> None:
+    with FakeOpenAIServer(reply=lambda body: text) as server:
         result = grade_judged(AGENT, "ok", server)
         asked = server.request_count
         retry = server.requests[-1]["messages"][-1]["content"]
     assert (result.score, result.verdict, asked) == (None, "error", 3)
     assert result.error is not None and result.error.type == "JudgeError"
-    assert "missing metric(s) response_delivery" in result.error.message
-    assert "missing metric(s) response_delivery" in retry
-
-
-@pytest.mark.parametrize(
-    ("grades", "problem"),
-    [
-        ({**every(5), "tone": 5}, "unknown metric 'tone'"),
-        ({**every(5), "tool_routing": True}, "metric 'tool_routing' needs a `grade` from 0 to 5"),
-    ],
-)
-def test_unknown_and_wrongly_answered_metrics_are_re_asked(
-    grades: dict[str, int | bool], problem: str
-) -> None:
-    with FakeOpenAIServer(judge=reply(grades)) as server:
-        result = grade_judged(AGENT, "ok", server)
-        asked = server.request_count
-    assert (result.score, asked) == (None, 3)
-    assert result.error is not None and problem in result.error.message
+    assert problem in result.error.message and problem in retry
 
 
 def test_a_duplicated_metric_is_re_asked_and_a_corrected_reply_is_used() -> None:
-    doubled = reply(every(5))
-    doubled["metrics"][-1] = {**doubled["metrics"][0], "grade": 0}
-    answers = iter([doubled, reply(every(3))])
-    with FakeOpenAIServer(judge=lambda body, schema: next(answers)) as server:
+    answers = iter([raw(*ALL_5, ("tool_routing", 0)), raw(*[(n, 3) for n in DEFAULTS])])
+    with FakeOpenAIServer(reply=lambda body: next(answers)) as server:
         result = grade_judged(AGENT, "ok", server)
         retry = server.requests[-1]["messages"][-1]["content"]
     assert result.score == 0.6
-    assert "metric 'tool_routing' is graded more than once" in retry
-    assert "missing metric(s) response_delivery" in retry
+    assert "the reply gives the key 'tool_routing' more than once" in retry
 
 
 def test_a_binary_metric_answered_without_passed_is_re_asked() -> None:
     spec = {**AGENT, "only": ["done"], "metrics": {"done": {"binary": True, "description": "d"}}}
-    with FakeOpenAIServer(judge=reply({"done": 5})) as server:
+    with FakeOpenAIServer(reply=lambda body: raw(("done", 5))) as server:
         result = grade_judged(spec, "ok", server)
     assert result.error is not None
-    assert "metric 'done' is pass/fail: set `passed`" in result.error.message
+    assert "$.metrics.done: 'passed' is a required property" in result.error.message
 
 
 def test_http_failures_become_an_error_never_a_score() -> None:

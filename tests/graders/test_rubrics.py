@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,20 @@ def verdict(id: str, score: int, **fields: Any) -> dict[str, Any]:
 
 
 def reply(*verdicts: dict[str, Any]) -> dict[str, Any]:
-    return {"items": list(verdicts)}
+    """Judge values: each verdict under its item's id (the server fills in the pinned outcome
+    from the request's schema)."""
+    return {"items": {v["id"]: {k: x for k, x in v.items() if k != "id"} for v in verdicts}}
+
+
+def raw(*verdicts: dict[str, Any]) -> str:
+    """A reply's text exactly as given: repeated ids stay repeated, each verdict carries the
+    outcome `<id> holds` unless it says otherwise."""
+    entries = [
+        f"{json.dumps(v['id'])}: "
+        + json.dumps({"outcome": f"{v['id']} holds", **{k: x for k, x in v.items() if k != "id"}})
+        for v in verdicts
+    ]
+    return '{"items": {' + ", ".join(entries) + "}}"
 
 
 def band(lo: int, hi: int, outcome: str = "band") -> dict[str, Any]:
@@ -153,18 +167,25 @@ def test_the_prompt_shows_every_item_its_bands_and_the_output_as_data() -> None:
 @pytest.mark.parametrize(
     ("judged", "problem"),
     [
-        (reply(verdict("a", 8)), "missing item(s) 'b'"),
-        (reply(verdict("a", 8), verdict("a", 8), verdict("b", 8)), "'a' answered more than once"),
+        (raw(verdict("a", 8)), "$.items: 'b' is a required property"),
         (
-            reply(verdict("a", 8), verdict("b", 8), verdict("c", 8)),
-            "unknown item id(s) 'c'; the ids are 'a', 'b'",
+            raw(verdict("a", 8), verdict("a", 9), verdict("b", 8)),
+            "the reply gives the key 'a' more than once",
+        ),
+        (
+            raw(verdict("a", 8), verdict("b", 8), verdict("c", 8)),
+            "$.items: Additional properties are not allowed ('c' was unexpected)",
+        ),
+        (
+            raw(verdict("a", 8), verdict("b", 8, outcome="b holds mostly")),
+            "$.items.b.outcome: 'b holds mostly' is not one of ['b holds']",
         ),
     ],
 )
-def test_a_reply_not_one_verdict_per_item_is_re_asked_then_errors(
-    judged: dict[str, Any], problem: str
+def test_i21_9_a_reply_not_one_verdict_per_item_is_re_asked_then_errors(
+    judged: str, problem: str
 ) -> None:
-    with FakeOpenAIServer(judge=judged) as server:
+    with FakeOpenAIServer(reply=lambda body: judged) as server:
         result = grade_judged(rubric(item("a"), item("b")), "Hi", server)
         asked = server.request_count
         retry = server.requests[-1]["messages"][-1]["content"]
@@ -176,8 +197,8 @@ def test_a_reply_not_one_verdict_per_item_is_re_asked_then_errors(
 
 
 def test_a_reply_completed_on_the_re_ask_is_used() -> None:
-    answers = iter([reply(verdict("a", 9)), reply(verdict("a", 9), verdict("b", 5))])
-    with FakeOpenAIServer(judge=lambda body, schema: next(answers)) as server:
+    answers = iter([raw(verdict("a", 9)), raw(verdict("a", 9), verdict("b", 5))])
+    with FakeOpenAIServer(reply=lambda body: next(answers)) as server:
         result = grade_judged(rubric(item("a"), item("b")), "Hi", server)
         asked = server.request_count
     assert result.score == pytest.approx(0.7, abs=1e-12)
@@ -270,3 +291,20 @@ def test_a_band_error_is_located_in_the_suite(tmp_path: Path) -> None:
     assert error.endswith(
         "score_ranges[1] [7, 10] leaves a gap after score_ranges[0] [0, 5]: 6 is in no band"
     )
+
+
+def test_i21_9_the_request_schema_pins_each_item_by_id_with_its_statement() -> None:
+    spec = rubric(item("accuracy", "Factually correct"), item("tone", "Polite"))
+    with FakeOpenAIServer(judge=reply(verdict("accuracy", 8), verdict("tone", 8))) as server:
+        result = grade_judged(spec, "Hi", server)
+        body = server.requests[-1]
+    assert result.score == pytest.approx(0.8, abs=1e-12)
+    fmt = body["response_format"]["json_schema"]
+    assert (fmt["name"], fmt["strict"]) == ("RubricsReply", True)
+    items = fmt["schema"]["properties"]["items"]
+    assert (items["required"], items["additionalProperties"]) == (["accuracy", "tone"], False)
+    for id, statement in [("accuracy", "Factually correct"), ("tone", "Polite")]:
+        entry = items["properties"][id]
+        assert entry["properties"]["outcome"]["enum"] == [statement]
+        assert entry["required"] == ["outcome", "score", "satisfied", "reasoning", "evidence"]
+        assert entry["additionalProperties"] is False

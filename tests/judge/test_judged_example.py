@@ -29,29 +29,28 @@ def judge(body: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     wrong = "Can I return an opened item?" in user
     fields = schema.get("properties", {})
     if "items" in fields:
+        ids = _listed(user, "- id `", "`")
+        assert ids == list(fields["items"]["properties"])  # the schema pins the listed items
         return {
-            "items": [
-                {"id": i, "score": 2 if wrong and i == "accuracy" else 9}
-                | {"satisfied": not wrong, "reasoning": "", "evidence": ""}
-                for i in _listed(user, "- id `", "`")
-            ]
+            "items": {
+                i: {"score": 2 if wrong and i == "accuracy" else 9, "satisfied": not wrong}
+                for i in ids
+            }
         }
     if "outcomes" in fields:
         numbered = [line for line in user.splitlines() if line[:3] in ("1. ", "2. ")]
-        return {
-            "outcomes": [
-                {"outcome": n[3:], "passed": not wrong, "justification": ""} for n in numbered
-            ]
-        }
+        keys = fields["outcomes"]["properties"]
+        assert [keys[n[0]]["properties"]["outcome"]["enum"] for n in numbered] == [
+            [n[3:]] for n in numbered
+        ]
+        return {"outcomes": {n[0]: {"passed": not wrong} for n in numbered}}
     if "metrics" in fields:
         names = _listed(user, "- ", " (")
+        assert names == list(fields["metrics"]["properties"])
         return {
-            "metrics": [
-                {"metric": n, "grade": None, "passed": True, "reasoning": ""}
-                if n == "task_completion"
-                else {"metric": n, "grade": 5, "passed": None, "reasoning": ""}
-                for n in names
-            ]
+            "metrics": {
+                n: {"passed": True} if n == "task_completion" else {"grade": 5} for n in names
+            }
         }
     return {"score": 0.9, "reasoning": "Apologises and says tomorrow."}
 

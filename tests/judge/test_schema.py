@@ -7,8 +7,8 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from assay.judge import extract_json, strict_schema
-from assay.judge._schema import reply_schema
+from assay.judge import Entry, extract_json, keyed_schema, strict_schema
+from assay.judge._schema import reply_schema, schema_problems
 
 
 class Verdict(BaseModel):
@@ -145,3 +145,77 @@ def test_the_error_quotes_at_most_200_characters() -> None:
     with pytest.raises(ValueError) as info:
         extract_json("x" * 500)
     assert str(info.value) == f"the reply holds no JSON object: {'x' * 200!r}"
+
+
+# -- issue 21 item 9: keyed schemas pin every entry -------------------------------------------
+
+
+def closed_objects(node: object) -> list[dict[str, object]]:
+    """Every object schema in `node` (depth first)."""
+    if isinstance(node, list):
+        return [o for n in node for o in closed_objects(n)]
+    if not isinstance(node, dict):
+        return []
+    found = [node] if node.get("type") == "object" else []
+    return found + [o for v in node.values() for o in closed_objects(v)]
+
+
+def test_i21_9_a_keyed_schema_pins_entries_within_openai_strict_rules() -> None:
+    entries = {
+        "first": Entry(Verdict, {"id": "the first statement"}, description="About one."),
+        "2": Entry(Verdict, {"id": "the second"}),
+    }
+    schema = keyed_schema("Reply", "verdicts", entries, "One verdict per entry.")
+    objects = closed_objects(schema)
+    assert len(objects) == 4  # the reply, the keyed map, two entries
+    for obj in objects:  # strict mode: every object closed, every property required
+        assert obj["additionalProperties"] is False
+        assert obj["required"] == list(obj["properties"])  # type: ignore[call-overload]
+    keyed = schema["properties"]["verdicts"]
+    assert keyed["required"] == ["first", "2"]
+    first = keyed["properties"]["first"]
+    assert first["properties"]["id"] == {
+        "title": "Id",
+        "type": "string",
+        "enum": ["the first statement"],
+    }
+    assert first["description"] == "About one."
+    assert "minimum" not in first["properties"]["score"]  # strict mode has no bounds
+    assert (
+        schema_problems(
+            {
+                "verdicts": {
+                    k: {"id": e.pinned["id"], "score": 3, "label": "good", "note": None}
+                    for k, e in entries.items()
+                }
+            },
+            schema,
+        )
+        is None
+    )
+
+
+def test_i21_9_schema_problems_name_unknown_missing_and_drifted_entries() -> None:
+    schema = keyed_schema("Reply", "verdicts", {"a": Entry(Verdict, {"id": "A"})}, "d")
+    good = {"id": "A", "score": 1, "label": "good", "note": None}
+    assert schema_problems({"verdicts": {"a": good}}, schema) is None
+    problem = schema_problems({"verdicts": {"b": {**good, "id": "A!"}}}, schema)
+    assert problem == (
+        "it does not match the schema ($.verdicts: 'a' is a required property; "
+        "$.verdicts: Additional properties are not allowed ('b' was unexpected))"
+    )
+    drifted = schema_problems({"verdicts": {"a": {**good, "id": "A!"}}}, schema)
+    assert drifted == "it does not match the schema ($.verdicts.a.id: 'A!' is not one of ['A'])"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "a": 2}',
+        'Sure:\n```json\n{"x": {"k": 1, "k": 1}}\n```',
+        'I say {"b": 0, "b": 1} ok',
+    ],
+)
+def test_i21_9_a_reply_that_repeats_a_key_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="more than once"):
+        extract_json(text)

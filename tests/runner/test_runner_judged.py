@@ -58,10 +58,10 @@ def outcomes_judge(verdicts: dict[str, list[bool]]) -> Any:
         for statement, answers in verdicts.items():
             if statement in prompt:
                 return {
-                    "outcomes": [
-                        {"outcome": statement, "passed": ok, "justification": f"checked {i}"}
+                    "outcomes": {
+                        str(i + 1): {"passed": ok, "justification": f"checked {i}"}
                         for i, ok in enumerate(answers)
-                    ]
+                    }
                 }
         raise AssertionError(prompt)
 
@@ -195,8 +195,7 @@ def test_a_second_identical_run_is_served_from_the_cache_and_a_new_model_misses(
         ],
         judge={"model": "judge-model"},
     )
-    verdict = {"outcome": "Says 30 days", "passed": True, "justification": "says so"}
-    judge = {"score": 0.9, "outcomes": [verdict]}
+    judge = {"score": 0.9, "outcomes": {"1": {"passed": True, "justification": "says so"}}}
     with FakeOpenAIServer(judge=judge) as server:
         first = run(path, server, cache_mode="use")
         filled = server.request_count
@@ -342,10 +341,10 @@ def test_a_turns_expected_outcomes_gate_that_turn(tmp_path: Path) -> None:
 def rubric_judge(scores: dict[str, int]) -> Any:
     def reply(body: dict[str, Any], schema: Any) -> dict[str, Any]:
         del body, schema
-        items = [
-            {"id": k, "score": v, "satisfied": v >= 7, "reasoning": "r", "evidence": "e"}
+        items = {
+            k: {"score": v, "satisfied": v >= 7, "reasoning": "r", "evidence": "e"}
             for k, v in scores.items()
-        ]
+        }
         return {"items": items}
 
     return reply

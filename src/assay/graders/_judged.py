@@ -151,14 +151,17 @@ class JudgedGrader(Grader):
         answer: builtins.type[M],
         values: Mapping[str, JSON] | None = None,
         *,
+        schema: dict[str, JSON] | None = None,
         check: Callable[[M], str | None] | None = None,
     ) -> Judgement[M]:
-        """Render the prompt and ask this grader's judge for an `answer`."""
+        """Render the prompt and ask this grader's judge for an `answer` (constrained by
+        `schema`, this call's pinned reply schema, when given)."""
         client = self.client(ctx)
         prompt = self.render(ctx, values or {})
         return await client.ask(
             prompt,
             answer,
+            schema=schema,
             check=check,
             repeat_index=ctx.repeat_index,
             rejudge_round=ctx.rejudge_round,

@@ -20,7 +20,7 @@ from assay.graders._base import GradingContext, Measurement
 from assay.graders._details import cap_details, detail, truncate
 from assay.graders._judged import JudgedGrader
 from assay.graders.trajectory import ToolTrajectory
-from assay.judge import neutralise
+from assay.judge import Entry, keyed_schema, neutralise
 from assay.results import JSON
 
 __all__ = [
@@ -30,8 +30,10 @@ __all__ = [
     "AgentJudge",
     "AgentJudgeReply",
     "AgentMetric",
+    "GradedMetric",
     "MetricGrade",
     "MetricSpec",
+    "PassFailMetric",
 ]
 
 LABELS = ("critical_fail", "fail", "poor", "acceptable", "good", "excellent")
@@ -132,29 +134,41 @@ class MetricSpec(StrictModel):
     """Whether the judge answers pass/fail (mapped to 5/0) instead of a 0–5 grade."""
 
 
-class MetricGrade(BaseModel):
-    """The judge's verdict on one metric."""
+class GradedMetric(BaseModel):
+    """The judge's verdict on a 0–5 metric (the schema of its entry)."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)  # the judge reads them in the schema
 
-    metric: str
-    """The metric's name, copied exactly."""
-    grade: Annotated[int, Field(ge=0, le=5)] | None = None
-    """0 critical_fail, 1 fail, 2 poor, 3 acceptable, 4 good, 5 excellent; null for a
-    pass/fail metric."""
-    passed: bool | None = None
-    """For a pass/fail metric, whether it is met; null for a graded metric."""
+    grade: Annotated[int, Field(ge=0, le=5)]
+    """0 critical_fail, 1 fail, 2 poor, 3 acceptable, 4 good, 5 excellent."""
     reasoning: str
     """Why, in one or two sentences citing the interaction."""
 
 
-class AgentJudgeReply(BaseModel):
-    """One verdict per metric."""
+class PassFailMetric(BaseModel):
+    """The judge's verdict on a pass/fail metric (the schema of its entry)."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)
 
-    metrics: list[MetricGrade]
-    """One entry per metric, in the order listed."""
+    passed: bool
+    """Whether the metric is met."""
+    reasoning: str
+    """Why, in one or two sentences citing the interaction."""
+
+
+class MetricGrade(BaseModel):
+    """The judge's verdict on one metric as read: a graded or a pass/fail entry (the call's
+    schema says which each metric gives)."""
+
+    grade: Annotated[int, Field(ge=0, le=5)] | None = None
+    passed: bool | None = None
+    reasoning: str
+
+
+class AgentJudgeReply(BaseModel):
+    """One verdict per metric, under the metric's name."""
+
+    metrics: dict[str, MetricGrade]
 
 
 _TRAJECTORY = ToolTrajectory(type="tool-trajectory")
@@ -192,28 +206,16 @@ class AgentJudge(JudgedGrader):
         """
         return _resolve(self.metrics, self.remove, self.only)
 
-    def _check(self, reply: AgentJudgeReply) -> str | None:
-        """Exactly one verdict per metric, in the answer form the metric asks for."""
-        wanted = {m.name: m for m in self.resolved}
-        problems: list[str] = []
-        seen: set[str] = set()
-        for grade in reply.metrics:
-            metric = wanted.get(grade.metric)
-            if metric is None:
-                problems.append(f"unknown metric '{grade.metric}'")
-            elif grade.metric in seen:
-                problems.append(f"metric '{grade.metric}' is graded more than once")
-            elif metric.binary and grade.passed is None:
-                problems.append(f"metric '{grade.metric}' is pass/fail: set `passed`")
-            elif not metric.binary and grade.grade is None:
-                problems.append(f"metric '{grade.metric}' needs a `grade` from 0 to 5")
-            seen.add(grade.metric)
-        missing = [name for name in wanted if name not in seen]
-        if missing:
-            problems.append(f"missing metric(s) {', '.join(missing)}")
-        if not problems:
-            return None
-        return f"{'; '.join(problems)}; grade each of {', '.join(wanted)} exactly once"
+    @cached_property
+    def reply_schema(self) -> dict[str, JSON]:
+        """The reply schema of this grader's calls: one required entry named for each of its
+        metrics (after `metrics`, `remove` and `only`), a `grade` or `passed` as the metric
+        asks, so no metric can be missing, unknown or answered in the wrong form."""
+        entries = {
+            m.name: Entry(PassFailMetric if m.binary else GradedMetric, description=m.description)
+            for m in self.resolved
+        }
+        return keyed_schema("AgentJudgeReply", "metrics", entries, "One verdict per metric.")
 
     async def measure(self, ctx: GradingContext) -> Measurement:
         messages = ctx.target_output.messages if ctx.target_output else []
@@ -228,8 +230,8 @@ class AgentJudge(JudgedGrader):
             ],
             "trajectory": await _trajectory_evidence(ctx) if ctx.expected_tool_calls else "",
         }
-        judgement = await self.ask(ctx, AgentJudgeReply, values, check=self._check)
-        by_name = {g.metric: g for g in judgement.answer.metrics}
+        judgement = await self.ask(ctx, AgentJudgeReply, values, schema=self.reply_schema)
+        by_name = judgement.answer.metrics
         m = Measurement(score=0.0)
         weighted = 0.0
         for metric in self.resolved:

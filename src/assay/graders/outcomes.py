@@ -8,6 +8,7 @@ per-statement verdicts become the case's `expected_outcome_results`.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, Field
@@ -15,7 +16,8 @@ from pydantic import BaseModel, Field
 from assay.graders._base import GradingContext, Measurement
 from assay.graders._details import detail
 from assay.graders._judged import JudgedGrader
-from assay.results import ExpectedOutcomeResult, GraderResult
+from assay.judge import Entry, keyed_schema
+from assay.results import JSON, ExpectedOutcomeResult, GraderResult
 
 __all__ = ["OUTCOMES_GRADER", "ExpectedOutcomes", "outcome_results"]
 
@@ -27,7 +29,7 @@ class OutcomeVerdict(BaseModel):
     """The judge's verdict on one statement."""
 
     outcome: str
-    """The statement, copied."""
+    """The statement, exactly as written (pinned in the call's schema)."""
     passed: bool
     """Whether the reply meets it."""
     justification: str
@@ -35,9 +37,21 @@ class OutcomeVerdict(BaseModel):
 
 
 class OutcomesReply(BaseModel):
-    """One verdict per expected outcome, in order."""
+    """One verdict per expected outcome, under the outcome's number ("1", "2", ...)."""
 
-    outcomes: list[OutcomeVerdict]
+    outcomes: dict[str, OutcomeVerdict]
+
+
+def outcomes_schema(statements: list[str]) -> dict[str, JSON]:
+    """The reply schema of one call: a verdict under each statement's number, its text pinned,
+    so the verdicts are read by number and none can be missing, unknown or about other text."""
+    entries = {
+        str(number): Entry(OutcomeVerdict, {"outcome": statement})
+        for number, statement in enumerate(statements, start=1)
+    }
+    return keyed_schema(
+        "OutcomesReply", "outcomes", entries, "One verdict per expected outcome, by its number."
+    )
 
 
 class ExpectedOutcomes(JudgedGrader):
@@ -52,13 +66,10 @@ class ExpectedOutcomes(JudgedGrader):
     template: ClassVar[str] = "expected-outcomes"
     template_variables: ClassVar[frozenset[str]] = frozenset({"outcomes", "transcript"})
 
-    def _check(self, reply: OutcomesReply) -> str | None:
-        if len(reply.outcomes) != len(self.statements):
-            return (
-                f"expected {len(self.statements)} verdicts, one per outcome in order, got "
-                f"{len(reply.outcomes)}"
-            )
-        return None
+    @cached_property
+    def reply_schema(self) -> dict[str, JSON]:
+        """This grader's reply schema (the statements pinned)."""
+        return outcomes_schema(self.statements)
 
     async def measure(self, ctx: GradingContext) -> Measurement:
         messages = ctx.target_output.messages if ctx.target_output else []
@@ -67,8 +78,9 @@ class ExpectedOutcomes(JudgedGrader):
             "outcomes": list(self.statements),
             "transcript": [m.model_dump(exclude_defaults=True) for m in earlier],
         }
-        judgement = await self.ask(ctx, OutcomesReply, values, check=self._check)
-        verdicts = judgement.answer.outcomes
+        judgement = await self.ask(ctx, OutcomesReply, values, schema=self.reply_schema)
+        replied = judgement.answer.outcomes
+        verdicts = [replied[str(number)] for number in range(1, len(self.statements) + 1)]
         passed = sum(v.passed for v in verdicts)
         m = Measurement(
             score=passed / len(verdicts),

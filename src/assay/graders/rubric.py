@@ -9,6 +9,7 @@ item scores on 0–1; a `required` item below its bar fails the grader outright 
 from __future__ import annotations
 
 from collections import Counter
+from functools import cached_property
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator
@@ -17,6 +18,7 @@ from assay._strict_model import StrictModel
 from assay.graders._base import GradingContext, Measurement, Unit
 from assay.graders._details import detail
 from assay.graders._judged import JudgedGrader
+from assay.judge import Entry, keyed_schema
 from assay.results import JSON
 
 __all__ = ["RubricItem", "RubricItems", "Rubrics", "RubricsReply", "ScoreBand"]
@@ -111,8 +113,8 @@ RubricItems = Annotated[list[RubricItem], Field(min_length=1), AfterValidator(_v
 class ItemVerdict(BaseModel):
     """The judge's verdict on one rubric item."""
 
-    id: str
-    """The item's id, copied exactly."""
+    outcome: str
+    """The item's statement, exactly as written (pinned in the call's schema)."""
     score: int = Field(ge=0, le=10)
     """0 (not met at all) to 10 (fully met)."""
     satisfied: bool
@@ -124,9 +126,9 @@ class ItemVerdict(BaseModel):
 
 
 class RubricsReply(BaseModel):
-    """One verdict per rubric item."""
+    """One verdict per rubric item, under the item's id."""
 
-    items: list[ItemVerdict]
+    items: dict[str, ItemVerdict]
 
 
 class Rubrics(JudgedGrader):
@@ -139,21 +141,12 @@ class Rubrics(JudgedGrader):
     template: ClassVar[str] = "rubrics"
     template_variables: ClassVar[frozenset[str]] = frozenset({"rubrics"})
 
-    def _check(self, reply: RubricsReply) -> str | None:
-        """One verdict per item, each id once: anything else is re-asked."""
-        ids = [item.id for item in self.rubrics]
-        counts = Counter(v.id for v in reply.items)
-        problems = []
-        missing = [i for i in ids if i not in counts]
-        if missing:
-            problems.append(f"missing item(s) {_names(missing)}")
-        repeated = [i for i in counts if counts[i] > 1]
-        if repeated:
-            problems.append(f"item(s) {_names(repeated)} answered more than once")
-        unknown = [i for i in counts if i not in ids]
-        if unknown:
-            problems.append(f"unknown item id(s) {_names(unknown)}; the ids are {_names(ids)}")
-        return "; ".join(problems) or None
+    @cached_property
+    def reply_schema(self) -> dict[str, JSON]:
+        """The reply schema of this grader's calls: a verdict under each item's id, its
+        statement pinned, so no item can be missing, unknown or about other text."""
+        entries = {item.id: Entry(ItemVerdict, {"outcome": item.outcome}) for item in self.rubrics}
+        return keyed_schema("RubricsReply", "items", entries, "One verdict per rubric item, by id.")
 
     def _prompt_items(self) -> list[JSON]:
         return [
@@ -170,9 +163,9 @@ class Rubrics(JudgedGrader):
 
     async def measure(self, ctx: GradingContext) -> Measurement:
         judgement = await self.ask(
-            ctx, RubricsReply, {"rubrics": self._prompt_items()}, check=self._check
+            ctx, RubricsReply, {"rubrics": self._prompt_items()}, schema=self.reply_schema
         )
-        verdicts = {v.id: v for v in judgement.answer.items}
+        verdicts = judgement.answer.items
         m = Measurement(score=0.0)
         total = weighted = 0.0
         failed_required: list[str] = []

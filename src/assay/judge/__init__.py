@@ -7,7 +7,7 @@ custom template, untrusted fields in nonce-delimited blocks) and a pydantic repl
 from assay.judge._client import INVALID_REPLY_RETRIES, JudgeClient, JudgeError, Judgement
 from assay.judge._hardening import SYSTEM_RULES, block, neutralise, new_nonce
 from assay.judge._pool import JudgePool, NoJudgeError
-from assay.judge._schema import extract_json, strict_schema
+from assay.judge._schema import Entry, extract_json, keyed_schema, strict_schema
 from assay.judge._spec import JudgeSpec, judge_from_env, merge_judges
 from assay.judge._templates import (
     TEST_FIELDS,
@@ -23,6 +23,7 @@ __all__ = [
     "SYSTEM_RULES",
     "TEST_FIELDS",
     "UNTRUSTED_FIELDS",
+    "Entry",
     "JudgeClient",
     "JudgeError",
     "JudgePool",
@@ -35,6 +36,7 @@ __all__ = [
     "builtin",
     "extract_json",
     "judge_from_env",
+    "keyed_schema",
     "load_override",
     "merge_judges",
     "neutralise",

@@ -22,11 +22,18 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from assay._concurrency import AdaptiveLimiter
-from assay._sdk_errors import retry_after_s, root_cause, server_message
+from assay._retry import RetryPolicy
+from assay._sdk_errors import connection_problem, retry_after_s, server_message, timed_out
 from assay.cache import ResponseCache, cache_key
 from assay.errors import GraderError
 from assay.judge._hardening import NONCE_PLACEHOLDER, SYSTEM_RULES
-from assay.judge._schema import extract_json, reply_schema, reply_schema_text, strict_schema
+from assay.judge._schema import (
+    extract_json,
+    reply_schema,
+    reply_schema_text,
+    schema_problems,
+    strict_schema,
+)
 from assay.judge._spec import JudgeSpec
 from assay.judge._templates import RenderedPrompt
 from assay.results import JSON, TokenUsage, add_usage
@@ -44,7 +51,6 @@ DEFAULT_MAX_RETRIES = 3
 _NO_KEY = "assay-no-api-key"
 _MODES = ("json_schema", "json_object", "text")
 _TOOL_NAME = "submit_judgement"
-_MAX_BACKOFF_S = 8.0
 
 
 class JudgeError(GraderError):
@@ -79,6 +85,41 @@ class Judgement(Generic[M]):
     cached: bool = False
 
 
+@dataclass(frozen=True)
+class _Contract(Generic[M]):
+    """What one call must get back: the reply model, the schema shown and sent, and the checks
+    a parsed reply passes."""
+
+    answer: type[M]
+    schema: dict[str, JSON]
+    """Shown to the judge, sent to Anthropic as the tool's input schema, part of the cache key."""
+    strict: dict[str, JSON]
+    """Sent as OpenAI's strict `response_format` schema."""
+    pinned: bool
+    """A per-call schema: replies are checked against it too (for servers without strict mode)."""
+    check: Callable[[M], str | None] | None
+
+    def validate(self, text: str) -> tuple[M | None, JSON, str]:
+        """The reply as `answer` and as parsed JSON, or None and why not."""
+        try:
+            data = extract_json(text)
+        except ValueError as exc:
+            return None, None, str(exc)
+        problem = schema_problems(data, self.schema) if self.pinned else None
+        if problem:
+            return None, data, problem
+        try:
+            value = self.answer.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
+                for e in exc.errors()[:5]
+            )
+            return None, data, f"it does not match the schema ({problems})"
+        problem = self.check(value) if self.check is not None else None
+        return (None, data, problem) if problem else (value, data, "")
+
+
 class _Rejected(Exception):
     """The server refused a structured-output mode (HTTP 400/422): try the next one."""
 
@@ -103,6 +144,7 @@ class JudgeClient:
         cache: ResponseCache | None = None,
         limiter: AdaptiveLimiter | None = None,
         rng: random.Random | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if not spec.model:
             raise ValueError("a judge client needs a model")
@@ -111,6 +153,9 @@ class JudgeClient:
         self._cache = cache
         self._limiter = limiter or AdaptiveLimiter(8)
         self._rng = rng or random.Random()  # noqa: S311 — backoff jitter, not secrets
+        retries = spec.max_retries if spec.max_retries is not None else DEFAULT_MAX_RETRIES
+        self._retry = retry or RetryPolicy(max_retries=retries)
+        """Backoff and the `Retry-After` cap: the targets' policy (SPEC §5)."""
         configured = spec.structured_output or "auto"
         self._auto = configured == "auto"
         self._mode: str = "json_schema" if self._auto else configured
@@ -133,6 +178,7 @@ class JudgeClient:
         prompt: RenderedPrompt,
         answer: type[M],
         *,
+        schema: dict[str, JSON] | None = None,
         check: Callable[[M], str | None] | None = None,
         repeat_index: int = 0,
         rejudge_round: int = 0,
@@ -141,7 +187,11 @@ class JudgeClient:
 
         Args:
             prompt: The rendered user message (its data blocks carry `prompt.nonce`).
-            answer: The reply model; its JSON Schema constrains the reply.
+            answer: The reply model; its JSON Schema constrains the reply unless `schema`
+                is given.
+            schema: This call's reply schema, closed and strict-mode compatible (see
+                `keyed_schema`), pinning what the judge must return. A reply is checked
+                against it as well as parsed as `answer`, whatever the structured-output mode.
             check: Further validation of a parsed reply (e.g. one verdict per rubric item):
                 a problem description, or None. A problem counts like a schema error.
             repeat_index: The sample of a repeated case (SPEC §5: part of the cache key).
@@ -152,29 +202,34 @@ class JudgeClient:
             JudgeError: The request failed after its retries, or no reply validated.
             assay.cache.CacheMiss: Replay mode and the judgement is not cached.
         """
-        schema = reply_schema(answer)
-        system = SYSTEM_RULES.format(nonce=prompt.nonce, schema=reply_schema_text(answer))
+        if schema is None:
+            contract = _Contract(answer, reply_schema(answer), strict_schema(answer), False, check)
+            shown = reply_schema_text(answer)
+        else:
+            contract = _Contract(answer, schema, schema, True, check)
+            shown = json.dumps(schema, ensure_ascii=False)
+        system = SYSTEM_RULES.format(nonce=prompt.nonce, schema=shown)
         messages: list[dict[str, JSON]] = [
             {"role": "system", "content": system},
             {"role": "user", "content": prompt.user},
         ]
-        key = self._key(messages, prompt, schema, repeat_index, rejudge_round)
+        key = self._key(messages, prompt, contract.schema, repeat_index, rejudge_round)
         if key is not None and self._cache is not None:
             cached = self._cache.get(key)
-            hit = self._from_cache(cached, answer, check, prompt)
+            hit = self._from_cache(cached, contract, prompt)
             if hit is not None:
                 return hit
         usage: TokenUsage | None = None
         problem = ""
         for _ in range(1 + INVALID_REPLY_RETRIES):
-            reply = await self._request(messages, answer, prompt)
+            reply = await self._request(messages, contract, prompt)
             usage = add_usage(usage, reply.usage)
-            value, problem = _validate(reply.text, answer, check)
+            value, data, problem = contract.validate(reply.text)
             if value is not None:
                 cost = self._cost(usage)
                 if key is not None and self._cache is not None:
                     stored = {
-                        "answer": value.model_dump(mode="json"),
+                        "answer": data,  # as replied: what the schema was checked on
                         "token_usage": usage.model_dump() if usage else None,
                     }
                     self._cache.put(key, stored, kind="judge")
@@ -239,13 +294,12 @@ class JudgeClient:
     def _from_cache(
         self,
         cached: JSON,
-        answer: type[M],
-        check: Callable[[M], str | None] | None,
+        contract: _Contract[M],
         prompt: RenderedPrompt,
     ) -> Judgement[M] | None:
         if not isinstance(cached, dict):
             return None
-        value, _ = _validate(json.dumps(cached.get("answer")), answer, check)
+        value, _, _ = contract.validate(json.dumps(cached.get("answer")))
         if value is None:  # written by an older reply model: ask again
             return None
         raw_usage = cached.get("token_usage")
@@ -255,13 +309,13 @@ class JudgeClient:
     # -- requests ---------------------------------------------------------------------------
 
     async def _request(
-        self, messages: list[dict[str, JSON]], answer: type[BaseModel], prompt: RenderedPrompt
+        self, messages: list[dict[str, JSON]], contract: _Contract[Any], prompt: RenderedPrompt
     ) -> _Reply:
         """One reply, stepping down structured-output modes the server rejects."""
         while True:
             mode = self._mode
             try:
-                return await self._post(self._body(messages, answer, mode), mode, prompt)
+                return await self._post(self._body(messages, contract, mode), mode, prompt)
             except _Rejected as exc:
                 following = _MODES.index(mode) + 1
                 if self.provider == "anthropic" and mode == "json_schema":
@@ -275,9 +329,7 @@ class JudgeClient:
     async def _post(self, body: dict[str, JSON], mode: str, prompt: RenderedPrompt) -> _Reply:
         client = self._client(prompt)
         path = "/v1/messages" if self.provider == "anthropic" else "/chat/completions"
-        attempts = 1 + (
-            self.spec.max_retries if self.spec.max_retries is not None else DEFAULT_MAX_RETRIES
-        )
+        attempts = 1 + self._retry.max_retries
         for attempt in range(attempts):
             try:
                 async with self._limiter:
@@ -297,15 +349,11 @@ class JudgeClient:
                         model=self.model,
                         prompt=prompt.label,
                     ) from None
-                await asyncio.sleep(wait if wait is not None else self._backoff(attempt))
+                await asyncio.sleep(self._retry.delay(attempt, wait, self._rng))
                 continue
             self._limiter.on_success()
             return self._read(raw, mode, prompt)
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
-
-    def _backoff(self, attempt: int) -> float:
-        delay: float = min(_MAX_BACKOFF_S, 0.5 * 2.0**attempt)
-        return delay * (0.5 + self._rng.random() / 2)
 
     def _classify(self, exc: Exception) -> tuple[str, bool, bool, float | None] | None:
         """(message, retryable, rejected-by-the-server, wait) for an SDK failure; None if the
@@ -324,10 +372,11 @@ class JudgeClient:
                 message += f" (the API key is read from ${self.spec.resolved_api_key_env})"
             return message, status == 408 or status >= 500, status in (400, 422), None
         if isinstance(exc, sdk.APIConnectionError):
-            root = root_cause(exc)
-            if isinstance(root, TimeoutError) or isinstance(exc, sdk.APITimeoutError):
-                return "the request timed out", True, False, None
-            return f"connection failed: {type(root).__name__}: {root}", True, False, None
+            if timed_out(exc, sdk.APITimeoutError):
+                after = self.spec.timeout_s or DEFAULT_TIMEOUT_S
+                return f"the request timed out after {after:g}s", True, False, None
+            where = self._base_url()
+            return f"the connection to {where} {connection_problem(exc)}", True, False, None
         return None
 
     def _client(self, prompt: RenderedPrompt) -> Any:
@@ -389,7 +438,7 @@ class JudgeClient:
     # -- wire formats -----------------------------------------------------------------------
 
     def _body(
-        self, messages: list[dict[str, JSON]], answer: type[BaseModel], mode: str
+        self, messages: list[dict[str, JSON]], contract: _Contract[Any], mode: str
     ) -> dict[str, JSON]:
         spec = self.spec
         max_tokens = spec.max_tokens or DEFAULT_MAX_TOKENS
@@ -406,7 +455,7 @@ class JudgeClient:
                     {
                         "name": _TOOL_NAME,
                         "description": "Submit the judgement.",
-                        "input_schema": reply_schema(answer),
+                        "input_schema": contract.schema,
                     }
                 ]
                 body["tool_choice"] = {"type": "tool", "name": _TOOL_NAME}
@@ -421,8 +470,8 @@ class JudgeClient:
                 body["response_format"] = {
                     "type": "json_schema",
                     "json_schema": {
-                        "name": answer.__name__,
-                        "schema": strict_schema(answer),
+                        "name": contract.answer.__name__,
+                        "schema": contract.strict,
                         "strict": True,
                     },
                 }
@@ -471,24 +520,6 @@ class JudgeClient:
     def _cost(self, usage: TokenUsage | None) -> float | None:
         spec = self.spec
         return usage.price(spec.cost_per_1k_input, spec.cost_per_1k_output) if usage else None
-
-
-def _validate(
-    text: str, answer: type[M], check: Callable[[M], str | None] | None
-) -> tuple[M | None, str]:
-    """The reply as `answer`, or None and why not."""
-    try:
-        value = answer.model_validate(extract_json(text))
-    except ValueError as exc:  # ValidationError is a ValueError
-        if isinstance(exc, ValidationError):
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
-                for e in exc.errors()[:5]
-            )
-            return None, f"it does not match the schema ({problems})"
-        return None, str(exc)
-    problem = check(value) if check is not None else None
-    return (None, problem) if problem else (value, "")
 
 
 def _usage(raw: object, input_key: str, output_key: str) -> TokenUsage | None:

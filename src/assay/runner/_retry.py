@@ -1,31 +1,8 @@
-"""Capped retries with exponential backoff and full jitter, honouring `Retry-After`."""
+"""The runner's retry policy: the one `assay._retry.RetryPolicy` the judge client uses too, so
+targets and judges cap a server's `Retry-After` the same way."""
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass
+from assay._retry import DEFAULT_MAX_RETRIES, RetryPolicy
 
 __all__ = ["DEFAULT_MAX_RETRIES", "RetryPolicy"]
-
-DEFAULT_MAX_RETRIES = 3
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often and how long to wait before calling a failing target again."""
-
-    max_retries: int = DEFAULT_MAX_RETRIES
-    base_delay_s: float = 0.5
-    max_delay_s: float = 30.0
-
-    def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
-        """Seconds to wait before retry number `attempt` (0-based).
-
-        A server's `Retry-After` is honoured (capped at `max_delay_s`); otherwise the wait is
-        drawn uniformly from [0, base·2^attempt] ("full jitter"), so clients that failed
-        together do not retry together.
-        """
-        if retry_after_s is not None:
-            return min(max(retry_after_s, 0.0), self.max_delay_s)
-        ceiling = min(self.max_delay_s, self.base_delay_s * (2**attempt))
-        return rng.uniform(0.0, ceiling)

@@ -20,7 +20,7 @@ from typing import Annotated, ClassVar, Generic, TypeVar
 
 from pydantic import Field, PrivateAttr, field_validator
 
-from assay._sdk_errors import retry_after_s, root_cause, server_message
+from assay._sdk_errors import retry_after_s, root_cause, server_message, timed_out
 from assay._strict_model import StrictModel
 from assay.errors import TargetError, UsageError
 from assay.results import JSON, Message, TargetOutput, TokenUsage, ToolCall, add_usage
@@ -322,9 +322,7 @@ class ChatModelTarget(Target):
             # The aiohttp transport reports a dropped connection as a timeout: tell them apart by
             # the root cause so the message says what happened.
             root = root_cause(exc)
-            if isinstance(root, TimeoutError) or (
-                root is exc and isinstance(exc, sdk.APITimeoutError)
-            ):
+            if timed_out(exc, sdk.APITimeoutError):
                 after = f" after {self.timeout_s:g}s" if self.timeout_s is not None else ""
                 return TargetError(
                     f"{where}: request timed out{after}", kind="APITimeoutError", retryable=True

@@ -68,7 +68,8 @@ def schema_of(body: Mapping[str, JSON]) -> dict[str, JSON]:
 
 
 def fill(schema: Mapping[str, JSON], values: Mapping[str, JSON], root: Mapping[str, JSON]) -> JSON:
-    """An instance of `schema`: `values` for the top-level fields they name, defaults elsewhere."""
+    """An instance of `schema`: `values` for the fields they name (an object value completed
+    from its own schema), defaults elsewhere."""
     ref = schema.get("$ref")
     if isinstance(ref, str):
         name = ref.rsplit("/", 1)[-1]
@@ -84,13 +85,26 @@ def fill(schema: Mapping[str, JSON], values: Mapping[str, JSON], root: Mapping[s
     properties = schema.get("properties")
     if schema.get("type") == "object" or isinstance(properties, dict):
         fields = properties if isinstance(properties, dict) else {}
-        return {
-            name: values[name] if name in values else fill(sub, {}, root)
+        filled = {
+            name: _value(sub, values[name], root) if name in values else fill(sub, {}, root)
             for name, sub in fields.items()
             if isinstance(sub, dict)
         }
+        return filled
     kind = schema.get("type")
     return _DEFAULTS.get(kind) if isinstance(kind, str) else None
+
+
+def _value(schema: Mapping[str, JSON], value: JSON, root: Mapping[str, JSON]) -> JSON:
+    """A scripted value of a field: an object is completed from its schema (so a keyed reply's
+    pinned texts and unscripted fields are filled in; keys the schema lacks are kept, so a
+    test can send an unknown entry), anything else is taken as it is."""
+    fields = schema.get("properties")
+    if isinstance(value, dict) and isinstance(fields, dict):
+        filled = fill(schema, value, root)
+        assert isinstance(filled, dict)
+        return {**filled, **{k: v for k, v in value.items() if k not in fields}}
+    return value
 
 
 def judge_reply(body: dict[str, JSON], script: JudgeScript, *, anthropic: bool) -> JSON:
