@@ -12,7 +12,7 @@ from assay._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from assay.store._deferred import DeferredStore
-    from assay.store._errors import ConflictError, NotFoundError
+    from assay.store._errors import ConflictError, NotFoundError, resume_refusal
     from assay.store._location import DATABASE_URL_ENV, DEFAULT_DB_PATH, StoreLocation
     from assay.store._memory import MemorySink
     from assay.store._open import open_store
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "assay.store._deferred": ["DeferredStore"],
-    "assay.store._errors": ["ConflictError", "NotFoundError"],
+    "assay.store._errors": ["ConflictError", "NotFoundError", "resume_refusal"],
     "assay.store._location": ["DATABASE_URL_ENV", "DEFAULT_DB_PATH", "StoreLocation"],
     "assay.store._memory": ["MemorySink"],
     "assay.store._open": ["open_store"],
@@ -62,6 +62,7 @@ __all__ = [
     "StoreWriterEnded",
     "StoreWriterError",
     "open_store",
+    "resume_refusal",
 ]
 
 __getattr__ = lazy_getattr(__name__, _MODULES, globals())

@@ -43,7 +43,7 @@ from assay.results import (
     TokenUsage,
     Verdict,
 )
-from assay.store._errors import ConflictError, NotFoundError
+from assay.store._errors import ConflictError, NotFoundError, resume_refusal
 from assay.store._location import StoreLocation
 from assay.store._migrate import migrate
 from assay.store._pages import (
@@ -291,29 +291,33 @@ class SQLStore:
                 )
             )
 
-    def reopen_run(self, run_id: str) -> RunResult:
-        """Set an interrupted, failed or crashed run running again (for `--resume`).
+    def reopen_run(self, run_id: str, *, takeover: bool = False) -> RunResult:
+        """Claim an interrupted or failed run for `--resume`: set it running again.
 
-        A run still marked `running` is accepted too: that is what a killed process leaves.
+        The claim is one conditional UPDATE, so of two resumes racing for a run exactly one
+        gets it. A run still marked `running` (another process completes it, or its process
+        was killed) is claimed only with `takeover`.
 
         Raises:
-            UsageError: The run does not exist, or it completed (completed runs never change).
+            ConflictError: The run completed, or is running and `takeover` is not given.
+            NotFoundError: The run does not exist.
         """
+        claimable = ["interrupted", "failed", *(["running"] if takeover else [])]
         with self._writes.begin() as conn:
             resolved = self._resolve(conn, run_id)
-            status = conn.execute(
-                select(runs.c.status).where(runs.c.id == resolved).with_for_update()
-            ).scalar_one()
-            if status == "completed":
-                raise UsageError(
-                    f"run '{resolved}' completed; there is nothing to resume "
-                    "(completed runs never change)"
-                )
-            conn.execute(
+            claimed = conn.execute(
                 update(runs)
-                .where(runs.c.id == resolved)
+                .where(runs.c.id == resolved, runs.c.status.in_(claimable))
                 .values(status="running", finished_at=None, passed=None)
-            )
+            ).rowcount
+            if not claimed:
+                status = conn.execute(
+                    select(runs.c.status).where(runs.c.id == resolved)
+                ).scalar_one()
+                refusal = resume_refusal(resolved, status, takeover=takeover)
+                raise refusal or ConflictError(
+                    f"run '{resolved}' cannot be resumed from status '{status}'"
+                )
         return self.get_run(resolved)
 
     # -- reading -------------------------------------------------------------------------
