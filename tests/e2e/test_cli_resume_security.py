@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
 
-from assay.store import SQLiteStore
+import pytest
+
+from assay.store import SQLiteStore, open_store
 from tests.conftest import write
-from tests.e2e._cli import assay, assay_env
+from tests.e2e._cli import ASSAY, assay, assay_env
 
 AGENT = """def answer(case):
     return {"output": "ok " + case["input"]}
@@ -24,8 +27,10 @@ SUITE = (
     "  app: {type: python, function: 'agent:answer'}\n"
     "target: app\n"
     "tests:\n"
-    + "".join(f"  - {{id: c{i}, input: q{i}, assertions: [{{type: contains, value: ok}}]}}\n"
-              for i in range(4))
+    + "".join(
+        f"  - {{id: c{i}, input: q{i}, assertions: [{{type: contains, value: ok}}]}}\n"
+        for i in range(4)
+    )
 )
 
 
@@ -210,3 +215,43 @@ def test_i22_2_a_run_resumes_after_its_secret_changed(tmp_path: Path) -> None:
     assert assay("runs", "import", str(crafted), cwd=tmp_path, env=env).returncode == 0
     resumed = assay("run", "--resume", "rotated", cwd=tmp_path, env=env)
     assert resumed.returncode == 0, resumed.stderr
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_i22_10_two_resumes_of_one_run_complete_it_once(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    _project(tmp_path)
+    crafted = _interrupted_export(tmp_path, "twice")
+    db = (
+        str(tmp_path / "other.db")
+        if backend == "sqlite"
+        else str(request.getfixturevalue("postgres_url"))
+    )
+    write(
+        tmp_path / "agent.py",
+        "import time\n" + AGENT.replace("    return", "    time.sleep(0.3)\n    return"),
+    )
+    assert assay("runs", "import", str(crafted), "--db", db, cwd=tmp_path).returncode == 0
+    procs = [
+        subprocess.Popen(
+            [ASSAY, "run", "--resume", "twice", "--db", db],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=assay_env(),
+        )
+        for _ in range(2)
+    ]
+    outcomes = [(proc.wait(timeout=120), proc.communicate()[1]) for proc in procs]
+    codes = sorted(code for code, _ in outcomes)
+    assert codes == [0, 2], outcomes
+    refused = next(err for code, err in outcomes if code == 2)
+    assert refused.startswith("error: run 'twice' ")  # running elsewhere, or completed by it
+    assert "Traceback" not in refused
+    with open_store(db) as store:
+        run = store.get_run("twice", include_results=True)
+    ids = [r.case_id for r in run.results]
+    assert sorted(ids) == ["c0", "c1", "c2", "c3"]
+    assert (run.status, run.summary.total, run.summary.passed_count) == ("completed", 4, 4)

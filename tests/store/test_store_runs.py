@@ -51,3 +51,48 @@ def test_a_created_run_keeps_its_scheduling_record(store: SQLStore, make_run: Ma
     )
     store.create_run(make_run().model_copy(update={"scheduling": scheduling}), {})
     assert store.get_run("run-0001").scheduling == scheduling
+
+
+def _claim_race(location: str, run_id: str, index: int) -> str:
+    """One process's attempt to claim `run_id` for a resume: "claimed" or its refusal."""
+    from assay.store import open_store
+
+    with open_store(location) as store:
+        try:
+            store.reopen_run(run_id)
+        except UsageError as exc:
+            return str(exc)
+    return "claimed"
+
+
+def test_i22_10_of_processes_racing_to_resume_a_run_exactly_one_claims_it(
+    store: SQLStore, location: str, make_run: MakeRun, make_case: MakeCase
+) -> None:
+    import concurrent.futures
+    import multiprocessing
+
+    store.create_run(make_run("r1", results=[make_case("a")]), {})
+    store.finish_run(
+        "r1",
+        status="interrupted",
+        finished_at="2026-01-01T00:00:00Z",
+        summary=store.get_run("r1").summary,
+        duration_ms=1.0,
+        token_usage=None,
+        cost_usd=None,
+    )
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(6, mp_context=context) as pool:
+        outcomes = list(pool.map(_claim_race, [location] * 6, ["r1"] * 6, range(6)))
+    assert outcomes.count("claimed") == 1, outcomes
+    refusal = (
+        "run 'r1' is running: another `assay run` is completing it. Wait for it to end; if no "
+        "process runs it any more (it was killed), take it over with: "
+        "assay run --resume r1 --takeover"
+    )
+    assert sorted(set(outcomes)) == sorted({"claimed", refusal})
+    assert store.get_run("r1").status == "running"
+    # A run left running by a killed process is taken over only when asked for.
+    assert store.reopen_run("r1", takeover=True).status == "running"
+    with pytest.raises(UsageError, match="is running"):
+        store.reopen_run("r1")

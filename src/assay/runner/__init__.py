@@ -12,7 +12,12 @@ from assay.runner._plan import (
     plan_run,
 )
 from assay.runner._regression import RegressionSettings, check_baseline
-from assay.runner._resume import check_resumable, plan_for_resume, plan_from_snapshot, stored_suite_file
+from assay.runner._resume import (
+    check_resumable,
+    plan_for_resume,
+    plan_from_snapshot,
+    stored_suite_file,
+)
 from assay.runner._retry import DEFAULT_MAX_RETRIES, RetryPolicy
 
 __all__ = [

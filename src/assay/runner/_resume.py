@@ -129,9 +129,7 @@ def stored_suite_file(run_id: str, snapshot: dict[str, JSON]) -> Path:
     name = snapshot.get("suite_file")
     how = f"give the run's suite file: assay run --resume {run_id} path/to/suite.eval.yaml"
     if not isinstance(name, str) or not name.endswith(SUITE_SUFFIXES):
-        raise UsageError(
-            f"cannot resume run '{run_id}': it does not come from a suite file; {how}"
-        )
+        raise UsageError(f"cannot resume run '{run_id}': it does not come from a suite file; {how}")
     path = Path(name)
     if path.is_absolute() or ".." in path.parts or not path.is_file():
         raise UsageError(
