@@ -96,7 +96,7 @@ def _check_assay_tables(conn: Connection, tables: list[str], where: str) -> None
         if "runs" in tables
         else set()
     )
-    if not others and _RUN_COLUMNS <= runs_columns:
+    if not others and runs_columns >= _RUN_COLUMNS:
         return
     shown = sorted(others or tables)
     listed = ", ".join(shown[:_LISTED_TABLES]) + (", ..." if len(shown) > _LISTED_TABLES else "")
