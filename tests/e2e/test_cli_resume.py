@@ -87,8 +87,8 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     assert refused.returncode == 2  # it may be running elsewhere: taking it over is asked for
     assert refused.stderr == (
         f"error: run '{crashed.id}' is running: another `assay run` is completing it. Wait "
-        "for it to end; if no process runs it any more (it was killed), take it over with: "
-        f"assay run --resume {crashed.id} --takeover\n"
+        "for it to end; if no process runs it any more (it was killed, or its store failed), "
+        f"take it over with: assay run --resume {crashed.id} --takeover\n"
     )
     resumed = assay("run", "--resume", crashed.id[:12], "--takeover", "--json", cwd=killed_dir)
     assert resumed.returncode == 0, resumed.stderr

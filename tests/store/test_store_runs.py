@@ -87,8 +87,8 @@ def test_i22_10_of_processes_racing_to_resume_a_run_exactly_one_claims_it(
     assert outcomes.count("claimed") == 1, outcomes
     refusal = (
         "run 'r1' is running: another `assay run` is completing it. Wait for it to end; if no "
-        "process runs it any more (it was killed), take it over with: "
-        "assay run --resume r1 --takeover"
+        "process runs it any more (it was killed, or its store failed), take it over "
+        "with: assay run --resume r1 --takeover"
     )
     assert sorted(set(outcomes)) == sorted({"claimed", refusal})
     assert store.get_run("r1").status == "running"

@@ -39,7 +39,13 @@ from assay.runner._regression import RegressionTracker, track_new_run, track_res
 from assay.runner._retry import RetryPolicy
 from assay.runner._writer import GroupWriter, start_writer_process
 from assay.scoring import SummaryBuilder
-from assay.store import RawJSON, ResultSink, StoreWriter, StoreWriterEnded
+from assay.store import (
+    RawJSON,
+    ResultSink,
+    StoreUnavailableError,
+    StoreWriter,
+    StoreWriterEnded,
+)
 
 __all__ = ["Resume", "execute", "new_run_id", "snapshot_of"]
 
@@ -450,13 +456,32 @@ def _conclude(
     state: _Execution, run: RunResult, scheduling: SchedulingStats, failure: BaseException | None
 ) -> RunResult:
     """Finish the run: completed, or closed as interrupted (Ctrl-C) or failed (a bug), in
-    which case the caller sees the original exception."""
+    which case the caller sees the original exception (a store failure with how to resume)."""
     if failure is None:
-        return state.finish(run, "completed", scheduling)
+        try:
+            return state.finish(run, "completed", scheduling)
+        except StoreUnavailableError as exc:
+            raise _resumable(exc, run.id, closed=False) from None
     cause = _root_cause(failure)
     interrupted = isinstance(cause, asyncio.CancelledError | KeyboardInterrupt)
+    closed = False
     with contextlib.suppress(Exception):
         state.finish(run, "interrupted" if interrupted else "failed", scheduling)
+        closed = True
+    if isinstance(cause, StoreUnavailableError):
+        raise _resumable(cause, run.id, closed=closed) from None
     if cause is failure:
         raise failure
     raise cause from None
+
+
+def _resumable(
+    failure: StoreUnavailableError, run_id: str, *, closed: bool
+) -> StoreUnavailableError:
+    """The store failure with how to complete the run; one the store could not close stays
+    marked running, so its resume takes it over."""
+    takeover = "" if closed else " --takeover"
+    return StoreUnavailableError(
+        f"{failure}; the results committed before it are kept: once the store works again, "
+        f"complete the run with: assay run --resume {run_id}{takeover}"
+    )

@@ -12,7 +12,12 @@ from assay._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from assay.store._deferred import DeferredStore
-    from assay.store._errors import ConflictError, NotFoundError, resume_refusal
+    from assay.store._errors import (
+        ConflictError,
+        NotFoundError,
+        StoreUnavailableError,
+        resume_refusal,
+    )
     from assay.store._location import DATABASE_URL_ENV, DEFAULT_DB_PATH, StoreLocation
     from assay.store._memory import MemorySink
     from assay.store._open import open_store
@@ -26,7 +31,12 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "assay.store._deferred": ["DeferredStore"],
-    "assay.store._errors": ["ConflictError", "NotFoundError", "resume_refusal"],
+    "assay.store._errors": [
+        "ConflictError",
+        "NotFoundError",
+        "StoreUnavailableError",
+        "resume_refusal",
+    ],
     "assay.store._location": ["DATABASE_URL_ENV", "DEFAULT_DB_PATH", "StoreLocation"],
     "assay.store._memory": ["MemorySink"],
     "assay.store._open": ["open_store"],
@@ -58,6 +68,7 @@ __all__ = [
     "SQLiteStore",
     "Store",
     "StoreLocation",
+    "StoreUnavailableError",
     "StoreWriter",
     "StoreWriterEnded",
     "StoreWriterError",

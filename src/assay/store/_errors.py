@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from assay.errors import UsageError
 
-__all__ = ["ConflictError", "NotFoundError", "resume_refusal"]
+__all__ = ["ConflictError", "NotFoundError", "StoreUnavailableError", "resume_refusal"]
 
 
 class NotFoundError(UsageError):
@@ -33,7 +33,15 @@ def resume_refusal(run_id: str, status: str, *, takeover: bool) -> UsageError | 
     if status == "running" and not takeover:
         return ConflictError(
             f"run '{run_id}' is running: another `assay run` is completing it. Wait for it to "
-            "end; if no process runs it any more (it was killed), take it over with: "
-            f"assay run --resume {run_id} --takeover"
+            "end; if no process runs it any more (it was killed, or its store failed), take "
+            f"it over with: assay run --resume {run_id} --takeover"
         )
     return None
+
+
+class StoreUnavailableError(UsageError):
+    """The database failed an operation it should have done: a lock held past the busy
+    timeout, a full disk, a damaged or read-only file, a lost server connection.
+
+    Reported as one line (exit 2; 503 from the server), never with the SQL statement or its
+    parameters, which may hold case data. What was committed before stays committed."""

@@ -44,6 +44,7 @@ from assay.results import (
     Verdict,
 )
 from assay.store._errors import ConflictError, NotFoundError, resume_refusal
+from assay.store._failures import report_failures
 from assay.store._location import StoreLocation
 from assay.store._migrate import migrate
 from assay.store._pages import (
@@ -133,6 +134,7 @@ class SQLStore:
         except BaseException:
             self._engine.dispose()
             raise
+        report_failures(self._engine, where)
 
     def spawn_writer(self) -> StoreWriter | None:
         """A process that commits results to this database on its own (see `StoreWriter`);
