@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from assay.store._snapshot import RawJSON
     from assay.store._sql import Baseline, SQLStore
     from assay.store._sqlite import SQLiteStore
+    from assay.store._text import json_without_nul, without_nul
 
 _MODULES = {
     "assay.store._deferred": ["DeferredStore"],
@@ -47,6 +48,7 @@ _MODULES = {
     "assay.store._snapshot": ["RawJSON"],
     "assay.store._sql": ["Baseline", "SQLStore"],
     "assay.store._sqlite": ["SQLiteStore"],
+    "assay.store._text": ["json_without_nul", "without_nul"],
 }
 
 __all__ = [
@@ -72,8 +74,10 @@ __all__ = [
     "StoreWriter",
     "StoreWriterEnded",
     "StoreWriterError",
+    "json_without_nul",
     "open_store",
     "resume_refusal",
+    "without_nul",
 ]
 
 __getattr__ = lazy_getattr(__name__, _MODULES, globals())

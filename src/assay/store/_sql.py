@@ -71,6 +71,7 @@ from assay.store._tables import (
     runs,
     samples,
 )
+from assay.store._text import json_without_nul, without_nul
 
 __all__ = ["Baseline", "SQLStore"]
 
@@ -181,14 +182,14 @@ class SQLStore:
         """
         row = {
             "id": run.id,
-            "suite": run.suite,
-            "target": run.target,
+            "suite": without_nul(run.suite),
+            "target": without_nul(run.target),
             "status": run.status,
             "started_at": run.started_at,
             "finished_at": run.finished_at,
             "config": run.config.model_dump(mode="json"),
             "summary": run.summary.model_dump(mode="json"),
-            "snapshot": encode_snapshot(snapshot),
+            "snapshot": json_without_nul(encode_snapshot(snapshot)),
             "duration_ms": run.duration_ms,
             "token_usage": _dump_usage(run.token_usage),
             "cost_usd": run.cost_usd,
@@ -707,7 +708,8 @@ def _insert_cases(conn: Connection, run_id: str, first_seq: int, texts: Sequence
     grader_rows: list[tuple[Any, ...]] = []
     outcome_rows: list[tuple[Any, ...]] = []
     tag_rows: list[tuple[Any, ...]] = []
-    for seq, text in enumerate(texts, first_seq):
+    for seq, given in enumerate(texts, first_seq):
+        text = json_without_nul(given)  # PostgreSQL text holds no NUL (model output may)
         result = json.loads(text)
         case_id = result["case_id"]
         # A set: the key allows a tag once per case, and a hand-written result may repeat one.
