@@ -12,7 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
+from assay.server import create_app
 from assay.store import SQLiteStore, open_store
 from tests.conftest import write
 from tests.e2e._cli import ASSAY, assay, assay_env
@@ -198,6 +200,13 @@ def test_i22_2_no_secret_from_the_environment_is_stored_or_exported(tmp_path: Pa
     assert snapshot["project"]["config"]["judge"]["model"] == "m-${API_TOKEN}"
 
     db = tmp_path / ".assay" / "assay.db"
+    with SQLiteStore(db) as store:
+        app = create_app(store, config_path=tmp_path / ".assay" / "config.yaml")
+        with TestClient(app) as client:
+            for path in (f"/api/runs/{run_id}", f"/api/runs/{run_id}/results", "/api/runs"):
+                answer = client.get(path)
+                assert answer.status_code == 200, answer.text
+                assert SECRET not in answer.text
     with sqlite3.connect(db) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     for file in db.parent.iterdir():
