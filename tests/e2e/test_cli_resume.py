@@ -1,4 +1,5 @@
-"""A run killed with SIGKILL is completed by `--resume`, equal to an uninterrupted run."""
+"""A run killed with SIGKILL is completed by `--resume --takeover`, equal to an uninterrupted
+run; a resume runs only the suite on disk, unchanged since the run started."""
 
 from __future__ import annotations
 
@@ -82,7 +83,14 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     assert crashed.status == "running"  # what a killed process leaves behind
     assert 10 <= kept < N
 
-    resumed = assay("run", "--resume", crashed.id[:12], "--json", cwd=killed_dir)
+    refused = assay("run", "--resume", crashed.id[:12], cwd=killed_dir)
+    assert refused.returncode == 2  # it may be running elsewhere: taking it over is asked for
+    assert refused.stderr == (
+        f"error: run '{crashed.id}' is running: another `assay run` is completing it. Wait "
+        "for it to end; if no process runs it any more (it was killed, or its store failed), "
+        f"take it over with: assay run --resume {crashed.id} --takeover\n"
+    )
+    resumed = assay("run", "--resume", crashed.id[:12], "--takeover", "--json", cwd=killed_dir)
     assert resumed.returncode == 0, resumed.stderr
     final = json.loads(resumed.stdout)
     assert final["id"] == crashed.id
@@ -104,7 +112,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     assert [r.case_id for r in stored.results].count("c0") == 1
 
 
-def test_resume_uses_the_snapshot_not_the_edited_suite(tmp_path: Path) -> None:
+def test_resume_refuses_an_edited_suite_and_completes_once_it_is_restored(tmp_path: Path) -> None:
     _suite(tmp_path)
     proc = subprocess.Popen(
         [ASSAY, "run", "s.eval.yaml"],
@@ -125,7 +133,7 @@ def test_resume_uses_the_snapshot_not_the_edited_suite(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=30)
     assert proc.returncode == 130
-    # Raise the bar in the file: the resumed run must keep the threshold it was created with.
+    # Raise the bar in the file: a resume runs the suite on disk, which is no longer the run's.
     suite = (tmp_path / "s.eval.yaml").read_text()
     write(
         tmp_path / "s.eval.yaml", suite.replace("concurrency: 2", "concurrency: 2, threshold: 1.0")
@@ -133,6 +141,14 @@ def test_resume_uses_the_snapshot_not_the_edited_suite(tmp_path: Path) -> None:
     with SQLiteStore(db) as store:
         (run,) = store.list_runs()
     assert run.status == "interrupted"
+    refused = assay("run", "--resume", run.id, cwd=tmp_path)
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        f"error: cannot resume run '{run.id}': the suite (s.eval.yaml) differs from the one the "
+        "run started with (at execution.threshold). A resumed run only runs the suite as it is "
+        "on disk: restore it as it was, or start a new run (assay run s.eval.yaml)\n"
+    )
+    write(tmp_path / "s.eval.yaml", suite)
     resumed = assay("run", "--resume", run.id, "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     final = json.loads(resumed.stdout)

@@ -118,8 +118,8 @@ def _writer_processes(parent: int) -> list[int]:
     return found
 
 
-def _resume_completes(tmp: Path, run_id: str) -> None:
-    resumed = assay("run", "--resume", run_id, "--json", cwd=tmp)
+def _resume_completes(tmp: Path, run_id: str, *flags: str) -> None:
+    resumed = assay("run", "--resume", run_id, "--json", *flags, cwd=tmp)
     assert resumed.returncode == 0, resumed.stderr
     final = json.loads(resumed.stdout)
     assert final["status"] == "completed"
@@ -159,7 +159,7 @@ def test_sigkill_leaves_no_writer_behind_and_resume_completes(tmp_path: Path) ->
     with SQLiteStore(db) as store:
         (run,) = store.list_runs()
     assert run.status == "running"  # what a killed process leaves behind
-    _resume_completes(tmp_path, run.id)
+    _resume_completes(tmp_path, run.id, "--takeover")
 
 
 def test_a_killed_writer_fails_the_run_cleanly_and_resume_completes(tmp_path: Path) -> None:

@@ -607,7 +607,7 @@ def test_a_long_run_is_interrupted_and_resumed_through_its_writer_process(
     asyncio.run(interrupted())
     assert not store.opened
     assert store.get_run("run-long").status == "interrupted"
-    resumed_plan, state = prepare_resume(store, "run-long")
+    resumed_plan, state = prepare_resume(store, "run-long", suite=loaded)
     finished = asyncio.run(execute(resumed_plan, store, resume=state))
     stored = store.get_run("run-long", include_results=True)
     store.close()
@@ -615,6 +615,43 @@ def test_a_long_run_is_interrupted_and_resumed_through_its_writer_process(
     assert finished.status == stored.status == "completed"
     assert sorted(r.case_id for r in stored.results) == [f"c{i:02d}" for i in range(40)]
     assert stored.summary.total == stored.summary.passed_count == 40
+
+
+def test_i22_10_a_resumed_run_counts_its_summary_from_the_stored_rows(
+    agent: ModuleType, tmp_path: Path
+) -> None:
+    """Whatever else wrote to the run while it was resumed, its summary is what is stored."""
+    from assay.api import prepare_resume
+
+    loaded = python_suite(agent, [ok_case(f"c{i:02d}", delay=0.02) for i in range(12)])
+    plan = plan_run(loaded, load_project(), RunOptions(concurrency=2))
+    with SQLiteStore(tmp_path / "runs.db") as store:
+
+        async def interrupted() -> None:
+            enough = asyncio.Event()
+            task = asyncio.create_task(
+                execute(plan, store, on_case=lambda _: enough.set(), run_id="run-r")
+            )
+            await enough.wait()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(interrupted())
+        resumed_plan, state = prepare_resume(store, "run-r", suite=loaded)
+        stray = CaseResult(case_id="written-elsewhere", score=0.0, verdict="fail", threshold=0.8)
+        injected: list[str] = []
+
+        def on_case(result: CaseResult) -> None:
+            if not injected:  # another writer's row lands while the run is resumed
+                injected.append(result.case_id)
+                store.add_case_result("run-r", stray)
+
+        finished = asyncio.run(execute(resumed_plan, store, resume=state, on_case=on_case))
+        stored = store.get_run("run-r", include_results=True)
+    assert len(stored.results) == 13
+    assert finished.summary == stored.summary
+    assert (stored.summary.total, stored.summary.failed_count) == (13, 1)
 
 
 class _FailingSink(RecordingSink):

@@ -422,7 +422,7 @@ def test_resume_keeps_the_baseline_the_run_started_with(
     run(loaded, store, run_id="run-3")  # the same failures: pinned from now on
     store.pin_baseline("run-3", pinned_at="2026-01-02T00:00:00Z")
 
-    resumed = asyncio.run(resume_run(store, "run-2"))
+    resumed = asyncio.run(resume_run(store, "run-2", suite=loaded))
     assert resumed.regression is not None
     assert (resumed.regression.baseline_run_id, resumed.regression.status) == ("run-1", "critical")
     assert resumed.regression.case_counts == counts(regressed=4, unchanged=16)

@@ -88,3 +88,26 @@ def test_an_app_given_a_location_opens_it_on_first_use_and_closes_it(tmp_path: P
         assert client.get("/api/runs").json()["total"] == 0
         assert (tmp_path / "lazy.db").exists()
     assert app.state.assay.store is None
+
+
+def test_i22_11_a_locked_store_is_a_503_without_sql(client: TestClient, store: SQLiteStore) -> None:
+    """A write lock held past the busy timeout by another connection: 503, one line."""
+    import sqlite3
+
+    holder = sqlite3.connect(store.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        response = client.delete("/api/runs/20260101T000000-base01")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    error = assert_error(
+        response,
+        503,
+        "store_unavailable",
+        "the run store failed: database is locked (another process held its lock past the "
+        "busy timeout)",
+    )
+    assert response.headers["retry-after"] == "5"
+    assert "DELETE" not in error["message"] and "parameters" not in error["message"]
+    assert client.get("/api/runs/20260101T000000-base01").status_code == 200  # kept

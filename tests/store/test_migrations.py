@@ -14,7 +14,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, select, text
+from sqlalchemy import Engine, create_engine, inspect, make_url, select, text
 from tests.store.test_store_runs import MakeRun
 
 from assay.errors import UsageError
@@ -193,3 +193,48 @@ def test_a_store_from_a_newer_assay_is_refused_with_what_to_do(store: SQLStore) 
         f"than this one (which knows up to {HEAD_REVISION}); upgrade assay (pip install -U "
         "assay) to use it"
     )
+
+
+def _engine_of(location: str) -> Engine:
+    if "://" in location:
+        return create_engine(location)
+    Path(location).parent.mkdir(parents=True, exist_ok=True)
+    return create_engine(f"sqlite:///{location}")
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        "CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT)",
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, pipeline TEXT)",  # a `runs` not assay's
+    ],
+    ids=["users", "runs"],
+)
+def test_i22_12_a_database_of_another_application_is_refused_and_left_alone(
+    location: str, schema: str
+) -> None:
+    engine = _engine_of(location)
+    with engine.begin() as conn:
+        conn.execute(text(schema))
+        before = sorted(inspect(conn).get_table_names())
+    engine.dispose()
+    with pytest.raises(UsageError) as info:
+        open_store(location)
+    where = location if "://" not in location else make_url(location).render_as_string()
+    table = "users" if "users" in schema else "runs"
+    place = where if "://" not in location else f"{where} (schema public)"
+    assert str(info.value) == (
+        f"{place} is not an assay run store: it holds other tables ({table}), and assay does "
+        "not add its tables to another application's database. Point --db (or "
+        "$ASSAY_DATABASE_URL, or the project's `store:`) at a new file or an empty database"
+    )
+    engine = _engine_of(location)
+    with engine.connect() as conn:
+        assert sorted(inspect(conn).get_table_names()) == before  # nothing added
+    engine.dispose()
+
+
+def test_i22_12_an_empty_database_and_an_assay_store_still_open(location: str) -> None:
+    open_store(location).close()  # empty: created
+    with open_store(location) as store:  # stamped: opened
+        assert store.list_runs() == []

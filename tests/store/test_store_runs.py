@@ -51,3 +51,101 @@ def test_a_created_run_keeps_its_scheduling_record(store: SQLStore, make_run: Ma
     )
     store.create_run(make_run().model_copy(update={"scheduling": scheduling}), {})
     assert store.get_run("run-0001").scheduling == scheduling
+
+
+def _claim_race(location: str, run_id: str, index: int) -> str:
+    """One process's attempt to claim `run_id` for a resume: "claimed" or its refusal."""
+    from assay.store import open_store
+
+    with open_store(location) as store:
+        try:
+            store.reopen_run(run_id)
+        except UsageError as exc:
+            return str(exc)
+    return "claimed"
+
+
+def test_i22_10_of_processes_racing_to_resume_a_run_exactly_one_claims_it(
+    store: SQLStore, location: str, make_run: MakeRun, make_case: MakeCase
+) -> None:
+    import concurrent.futures
+    import multiprocessing
+
+    store.create_run(make_run("r1", results=[make_case("a")]), {})
+    store.finish_run(
+        "r1",
+        status="interrupted",
+        finished_at="2026-01-01T00:00:00Z",
+        summary=store.get_run("r1").summary,
+        duration_ms=1.0,
+        token_usage=None,
+        cost_usd=None,
+    )
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(6, mp_context=context) as pool:
+        outcomes = list(pool.map(_claim_race, [location] * 6, ["r1"] * 6, range(6)))
+    assert outcomes.count("claimed") == 1, outcomes
+    refusal = (
+        "run 'r1' is running: another `assay run` is completing it. Wait for it to end; if no "
+        "process runs it any more (it was killed, or its store failed), take it over "
+        "with: assay run --resume r1 --takeover"
+    )
+    assert sorted(set(outcomes)) == sorted({"claimed", refusal})
+    assert store.get_run("r1").status == "running"
+    # A run left running by a killed process is taken over only when asked for.
+    assert store.reopen_run("r1", takeover=True).status == "running"
+    with pytest.raises(UsageError, match="is running"):
+        store.reopen_run("r1")
+
+
+def test_i22_9_nul_characters_in_model_text_are_stored_as_replacement_characters(
+    store: SQLStore, make_run: MakeRun
+) -> None:
+    """A NUL in an output, a judge's reasoning or justification, a tag or a grader name is
+    stored (U+FFFD in its place) on both backends; PostgreSQL refused the whole batch."""
+    from sqlalchemy import select
+
+    from assay.results import ExpectedOutcomeResult, GraderResult
+    from assay.store._tables import case_tags, expected_outcome_results, grader_results
+
+    store.create_run(make_run("r-nul", suite="su\x00ite"), {"note": "snap\x00shot"})
+    cases = [
+        CaseResult(
+            case_id=f"c{i}",
+            score=1.0,
+            verdict="pass",
+            threshold=0.8,
+            output=f"answer\x00{i} \\u0000 kept",
+            tags=["t\x00ag"],
+            grader_results=[
+                GraderResult(
+                    name="judge\x00",
+                    type="llm-grader",
+                    score=1.0,
+                    verdict="pass",
+                    reasoning="because\x00",
+                )
+            ],
+            expected_outcome_results=[
+                ExpectedOutcomeResult(outcome="o", passed=True, justification="just\x00ified")
+            ],
+        )
+        for i in range(30)
+    ]
+    store.add_case_results("r-nul", cases[:15])
+    for case in cases[15:]:
+        store.add_case_result("r-nul", case)
+    stored = list(store.iter_case_results("r-nul"))
+    assert len(stored) == 30
+    first = stored[0]
+    assert first.output == "answer\ufffd0 \\u0000 kept"  # the escaped text is left alone
+    assert first.tags == ["t\ufffdag"]
+    assert first.grader_results[0].reasoning == "because\ufffd"
+    with store.engine.connect() as conn:
+        assert conn.execute(select(case_tags.c.tag).distinct()).scalars().all() == ["t\ufffdag"]
+        assert set(conn.execute(select(grader_results.c.name)).scalars()) == {"judge\ufffd"}
+        assert set(conn.execute(select(expected_outcome_results.c.justification)).scalars()) == {
+            "just\ufffdified"
+        }
+    assert store.get_run("r-nul").suite == "su\ufffdite"
+    assert store.get_snapshot("r-nul") == {"note": "snap\ufffdshot"}

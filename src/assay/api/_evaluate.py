@@ -30,9 +30,11 @@ from assay.runner import (
     Resume,
     RunOptions,
     RunPlan,
+    check_resumable,
     execute,
-    plan_from_snapshot,
+    plan_for_resume,
     plan_run,
+    stored_suite_file,
 )
 from assay.store import MemorySink, ResultSink, Store
 from assay.targets import Target
@@ -138,30 +140,65 @@ async def run_loaded(
     return await execute(plan_run(loaded, project, options), sink, on_case=on_case, cache=cache)
 
 
-def prepare_resume(store: Store, run_id: str) -> tuple[RunPlan, Resume]:
-    """Reopen an interrupted run and rebuild its plan from the run's snapshot.
+def prepare_resume(
+    store: Store,
+    run_id: str,
+    *,
+    suite: str | Path | LoadedSuite | None = None,
+    project: LoadedProject | None = None,
+    judge_base_url: str | None = None,
+    takeover: bool = False,
+) -> tuple[RunPlan, Resume]:
+    """Plan an interrupted run again from the suite on disk, then claim it for this process.
 
-    The snapshot holds the suite, project config and options as they were, so edits made to
-    the files since then do not change the resumed run.
+    Nothing that runs code comes from the stored run (it may have been imported): the suite
+    is `suite`, else the suite file the run names if it lies under the working directory;
+    the project config is `project`, else `assay.yaml` found from the working directory.
+    Both must be what the run started with (`${VAR}` values compared as written). The claim
+    is one atomic status change, so two resumes of one run cannot both run it.
+
+    Args:
+        store: Where the run is.
+        run_id: The run's id or a unique prefix.
+        suite: The run's suite (a path or a loaded suite).
+        project: The project config the run used.
+        judge_base_url: The judge endpoint (`--judge-base-url`); must be the run's.
+        takeover: Also claim a run still marked running, whose process was killed.
 
     Raises:
-        UsageError: the run does not exist, completed already, or cannot be replanned.
+        UsageError: the run does not exist, completed already, is running in another process
+            (without `takeover`), or the suite, project config or judge endpoint on disk
+            differ from the run's.
     """
     run = store.get_run(run_id)
-    plan = plan_from_snapshot(run.id, store.get_snapshot(run.id))
-    reopened = store.reopen_run(run.id)
-    return plan, Resume(reopened, store.iter_case_results(run.id))
+    check_resumable(run, takeover=takeover)
+    snapshot = store.get_snapshot(run.id)
+    if not isinstance(suite, LoadedSuite):
+        suite = load_suite(suite if suite is not None else stored_suite_file(run.id, snapshot))
+    plan = plan_for_resume(
+        run.id,
+        snapshot,
+        suite,
+        project if project is not None else load_project(),
+        judge_base_url=judge_base_url,
+    )
+    claimed = store.reopen_run(run.id, takeover=takeover)
+    return plan, Resume(
+        claimed, store.iter_case_results(run.id), lambda: store.iter_case_results(run.id)
+    )
 
 
 async def resume_run(
     store: Store,
     run_id: str,
     *,
+    suite: str | Path | LoadedSuite | None = None,
     on_case: CaseCallback | None = None,
     cache: ResponseCache | None = None,
 ) -> RunResult:
-    """Complete an interrupted run: only its missing cases run, into the same stored run."""
-    plan, resume = prepare_resume(store, run_id)
+    """Complete an interrupted run from its suite on disk (see `prepare_resume`): only its
+    missing cases run, into the same stored run."""
+    plan, resume = prepare_resume(store, run_id, suite=suite)
     return await execute(plan, store, on_case=on_case, cache=cache, resume=resume)
 
 
@@ -185,7 +222,7 @@ def _load(suite: SuiteLike, assertions: Sequence[Grader]) -> LoadedSuite:
             base_dir=suite.base_dir,
             assertions=assertions,
         )
-        return dataclasses.replace(again, warnings=suite.warnings)
+        return dataclasses.replace(again, warnings=suite.warnings, expansions=suite.expansions)
     if isinstance(suite, dict):
         return parse_suite(_plain(suite), assertions=assertions)
     if isinstance(suite, str | Path):

@@ -46,7 +46,19 @@ __all__ = ["command"]
 @click.option("--tag", "tags", multiple=True, help="Run only cases with this tag (repeatable).")
 @click.option("--exclude-tag", "exclude_tags", multiple=True, help="Skip cases with this tag.")
 @click.option("--case", "cases", multiple=True, help="Run only cases whose id matches this glob.")
-@click.option("--resume", "resume", metavar="RUN_ID", help="Complete an interrupted run.")
+@click.option(
+    "--resume",
+    "resume",
+    metavar="RUN_ID",
+    help="Complete an interrupted run from its suite file, which must be unchanged (give the "
+    "file when it is not the path the run recorded).",
+)
+@click.option(
+    "--takeover",
+    is_flag=True,
+    help="With --resume: complete a run still marked running because its process was killed "
+    "(never while another process runs it).",
+)
 @click.option("--db", help="Store runs here (a SQLite path or database URL).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option(
@@ -117,6 +129,7 @@ def command(
     exclude_tags: tuple[str, ...],
     cases: tuple[str, ...],
     resume: str | None,
+    takeover: bool,
     db: str | None,
     no_cache: bool,
     cache_mode: str,
@@ -148,7 +161,8 @@ def command(
         from assay.runner import RunOptions, check_baseline, plan_run
         from assay.store import DeferredStore
 
-    _check_options(paths, resume, baseline, threshold, borderline)
+    _check_options(paths, resume, baseline, threshold, borderline, takeover)
+    resume_suite, paths = (paths[0] if paths else None, ()) if resume else (None, paths)
     ray = _ray_options(executor, ray_address, ray_workers)
     report_requests = parse_reports(reports)
     project = load_project()
@@ -182,7 +196,14 @@ def command(
         for plan in plans:  # an unknown baseline stops every run, not only its own
             check_baseline(plan, store)
         if resume:
-            plan, state = prepare_resume(store, resume)
+            plan, state = prepare_resume(
+                store,
+                resume,
+                suite=resume_suite,
+                project=project,
+                judge_base_url=judge_base_url,
+                takeover=takeover,
+            )
             done = state.run.summary.total
             with RunProgress(err, plan.suite_name, len(plan.cases), done) as progress:
                 run = asyncio.run(
@@ -213,12 +234,15 @@ def _check_options(
     baseline: str | None,
     threshold: float | None,
     borderline: float | Literal["off"] | None,
+    takeover: bool,
 ) -> None:
     """Refuse option combinations that cannot work together."""
     from assay.errors import UsageError
 
-    if resume and paths:
-        raise UsageError("--resume RUN_ID takes no suite paths: the run knows its suite")
+    if resume and len(paths) > 1:
+        raise UsageError("--resume RUN_ID takes at most one suite file: the run's own")
+    if takeover and not resume:
+        raise UsageError("--takeover goes with --resume RUN_ID")
     if not resume and not paths:
         raise UsageError("give suite files or directories to run, or --resume RUN_ID")
     if resume and baseline:

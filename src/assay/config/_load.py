@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from assay.config._agentv import rewrite_agentv_suite
 from assay.config._aliases import rewrite_project, rewrite_suite
 from assay.config._datasets import display_path
 from assay.config._errors import issues_from_validation
+from assay.config._expansions import Expansions, recording
 from assay.config._project_store import PROJECT_FILE, find_project, resolve_store
 from assay.config._stream import TestsReader, read_dataset
 from assay.config._suite import ProjectConfig, Suite, SuiteTests
@@ -60,6 +62,9 @@ class LoadedSuite:
     needs_judge: tuple[ConfigIssue, ...] = ()
     """Where the suite relies on the default judge (judged graders without their own model,
     expected outcomes): configuration errors if the run resolves no judge."""
+    expansions: Expansions = field(default_factory=Expansions)
+    """The `${VAR}` values loading put into the suite (its file and dataset files): run
+    snapshots store the suite with them as written (`Expansions.redact`)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,8 @@ class LoadedProject:
     config: ProjectConfig
     path: Path | None
     warnings: list[ConfigIssue] = field(default_factory=list)
+    expansions: Expansions = field(default_factory=Expansions)
+    """The `${VAR}` values loading put into the config (see `LoadedSuite.expansions`)."""
 
     @property
     def base_dir(self) -> Path:
@@ -171,8 +178,10 @@ def load_suite(path: str | Path) -> LoadedSuite:
     """
     file = Path(path)
     display = display_path(file)
-    data, source = load_yaml(file, display=display)
-    return parse_suite(data, source=source, base_dir=file.parent.resolve())
+    with recording() as expansions:
+        data, source = load_yaml(file, display=display)
+        loaded = parse_suite(data, source=source, base_dir=file.parent.resolve())
+    return dataclasses.replace(loaded, expansions=expansions) if expansions else loaded
 
 
 def discover_suite_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -216,7 +225,8 @@ def load_project(path: Path | None = None) -> LoadedProject:
     path = path or find_project()
     if path is None:
         return LoadedProject(ProjectConfig(), None)
-    data, source = load_yaml(path, display=display_path(path))
+    with recording() as expansions:
+        data, source = load_yaml(path, display=display_path(path))
     if data is None:
         return LoadedProject(ProjectConfig(), path)
     if not isinstance(data, dict):
@@ -228,4 +238,4 @@ def load_project(path: Path | None = None) -> LoadedProject:
         config = ProjectConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(issues_from_validation(exc, data, source)) from None
-    return LoadedProject(config, path, warnings)
+    return LoadedProject(config, path, warnings, expansions)

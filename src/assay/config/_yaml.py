@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from assay.config._expansions import record as record_expansion
 from assay.errors import ConfigError, ConfigIssue
 from assay.results import JSON
 
@@ -84,8 +85,13 @@ class SourceMap:
             self.entries[prefix + path] = where
 
 
-def interpolate_env(text: str, environ: Mapping[str, str]) -> str:
-    """Replace `${VAR}` and `${VAR:-default}`; raises KeyError naming an unset variable."""
+def interpolate_env(
+    text: str, environ: Mapping[str, str], used: dict[str, str] | None = None
+) -> str:
+    """Replace `${VAR}` and `${VAR:-default}`; raises KeyError naming an unset variable.
+
+    `used`, when given, receives each variable whose environment value (not a default) went
+    into the text, so stored copies can take it back out (`assay.config._expansions`)."""
 
     def replace(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
@@ -94,6 +100,8 @@ def interpolate_env(text: str, environ: Mapping[str, str]) -> str:
             if default is None:
                 raise KeyError(name)
             return default
+        if used is not None:
+            used[name] = value
         return value
 
     return _ENV.sub(replace, text)
@@ -124,7 +132,10 @@ class _Builder:
     def _scalar(self, value: JSON, path: LocPath) -> JSON:
         if isinstance(value, str) and "${" in value:
             try:
-                return interpolate_env(value, self.environ)
+                used: dict[str, str] = {}
+                expanded = interpolate_env(value, self.environ, used)
+                record_expansion(value, expanded, used)
+                return expanded
             except KeyError as exc:
                 self.issues.append(
                     self.source.issue(

@@ -12,7 +12,12 @@ from assay.runner._plan import (
     plan_run,
 )
 from assay.runner._regression import RegressionSettings, check_baseline
-from assay.runner._resume import plan_from_snapshot
+from assay.runner._resume import (
+    check_resumable,
+    plan_for_resume,
+    plan_from_snapshot,
+    stored_suite_file,
+)
 from assay.runner._retry import DEFAULT_MAX_RETRIES, RetryPolicy
 
 __all__ = [
@@ -27,10 +32,13 @@ __all__ = [
     "RunOptions",
     "RunPlan",
     "check_baseline",
+    "check_resumable",
     "execute",
     "iter_cases",
     "new_run_id",
+    "plan_for_resume",
     "plan_from_snapshot",
     "plan_run",
     "snapshot_of",
+    "stored_suite_file",
 ]

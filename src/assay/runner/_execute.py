@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import dataclasses
 import gc
+import json
 import secrets
 import subprocess
 import time
@@ -39,7 +40,13 @@ from assay.runner._retry import RetryPolicy
 from assay.runner._warm import warm_up_graders
 from assay.runner._writer import GroupWriter, start_writer_process
 from assay.scoring import SummaryBuilder
-from assay.store import RawJSON, ResultSink, StoreWriter, StoreWriterEnded
+from assay.store import (
+    RawJSON,
+    ResultSink,
+    StoreUnavailableError,
+    StoreWriter,
+    StoreWriterEnded,
+)
 
 __all__ = ["Resume", "execute", "new_run_id", "snapshot_of"]
 
@@ -73,8 +80,30 @@ def _git_commit(directory: Path) -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
-def snapshot_of(plan: RunPlan) -> dict[str, JSON]:
-    """Everything needed to explain the run later and to plan it again for `--resume`."""
+def snapshot_of(plan: RunPlan, *, redact: bool = True) -> dict[str, JSON]:
+    """Everything needed to explain the run later and to check, at `--resume`, that the
+    suite on disk is still the one it ran.
+
+    Redacted (the default, for everything stored): `${VAR}` values are put back as written
+    (`Expansions.redact`), so no secret from the environment reaches the store, an export
+    or the API. Ray workers plan the run from the unredacted snapshot, which stays in
+    memory."""
+    snapshot = _snapshot(plan)
+    if not redact:
+        return snapshot
+    expansions = plan.loaded.expansions.merged(plan.project.expansions)
+    if not expansions.values:
+        return snapshot
+    return {
+        key: RawJSON(expansions.redact(value if isinstance(value, RawJSON) else _encode(value)))
+        for key, value in snapshot.items()
+    }
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _snapshot(plan: RunPlan) -> dict[str, JSON]:
     project = plan.project
     return {
         "suite_file": plan.loaded.display,
@@ -117,6 +146,9 @@ class Resume:
 
     run: RunResult
     done: Iterable[CaseResult]
+    stored: Callable[[], Iterable[CaseResult]] | None = None
+    """Every result the store holds for the run, read again when it finishes: the final
+    summary and totals are counted from what is stored, whatever else wrote to the run."""
 
 
 class _Totals:
@@ -157,6 +189,7 @@ class _Execution:
         )
         self.totals = _Totals()
         self.done_ids: set[str] = set()
+        self.stored: Callable[[], Iterable[CaseResult]] | None = None
         self.previous_ms = 0.0
         self.started = time.perf_counter()
 
@@ -183,7 +216,21 @@ class _Execution:
             self.count(case)
             self.done_ids.add(case.case_id)
         self.previous_ms = resume.run.duration_ms
+        self.stored = resume.stored
         return resume.run
+
+    def recount(self) -> None:
+        """Count the summary and totals again from the stored results (a resumed run)."""
+        if self.stored is None:
+            return
+        summary = SummaryBuilder(
+            self.plan.config.metrics_pass_threshold, self.plan.config.cases_pass_threshold
+        )
+        totals = _Totals()
+        for case in self.stored():
+            summary.add(case)
+            totals.add(case)
+        self.summary, self.totals = summary, totals
 
     def count(self, case: CaseResult) -> None:
         """Add a finished case to the run's summary and totals."""
@@ -194,6 +241,7 @@ class _Execution:
 
     def finish(self, run: RunResult, status: RunStatus, scheduling: SchedulingStats) -> RunResult:
         """Close the run (in `records`) with its final summary, totals and scheduling record."""
+        self.recount()
         summary = self.summary.build()
         regression = None
         if self.regression is not None and status == "completed":  # partial runs are not measured
@@ -302,7 +350,7 @@ async def _dispatcher(
         return LocalDispatch(plan, cache, RetryPolicy(max_retries=plan.max_retries))
     from assay.runner._ray import start_ray_dispatch  # Ray loads only when asked for
 
-    return await start_ray_dispatch(plan, cache, ray, snapshot_of(plan), run_id)
+    return await start_ray_dispatch(plan, cache, ray, snapshot_of(plan, redact=False), run_id)
 
 
 async def _set_up(
@@ -416,13 +464,32 @@ def _conclude(
     state: _Execution, run: RunResult, scheduling: SchedulingStats, failure: BaseException | None
 ) -> RunResult:
     """Finish the run: completed, or closed as interrupted (Ctrl-C) or failed (a bug), in
-    which case the caller sees the original exception."""
+    which case the caller sees the original exception (a store failure with how to resume)."""
     if failure is None:
-        return state.finish(run, "completed", scheduling)
+        try:
+            return state.finish(run, "completed", scheduling)
+        except StoreUnavailableError as exc:
+            raise _resumable(exc, run.id, closed=False) from None
     cause = _root_cause(failure)
     interrupted = isinstance(cause, asyncio.CancelledError | KeyboardInterrupt)
+    closed = False
     with contextlib.suppress(Exception):
         state.finish(run, "interrupted" if interrupted else "failed", scheduling)
+        closed = True
+    if isinstance(cause, StoreUnavailableError):
+        raise _resumable(cause, run.id, closed=closed) from None
     if cause is failure:
         raise failure
     raise cause from None
+
+
+def _resumable(
+    failure: StoreUnavailableError, run_id: str, *, closed: bool
+) -> StoreUnavailableError:
+    """The store failure with how to complete the run; one the store could not close stays
+    marked running, so its resume takes it over."""
+    takeover = "" if closed else " --takeover"
+    return StoreUnavailableError(
+        f"{failure}; the results committed before it are kept: once the store works again, "
+        f"complete the run with: assay run --resume {run_id}{takeover}"
+    )

@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException
 
 from assay.errors import ConfigError, UsageError
 from assay.results import JSON
-from assay.store import ConflictError, NotFoundError
+from assay.store import ConflictError, NotFoundError, StoreUnavailableError
 
 __all__ = [
     "ApiError",
@@ -141,6 +141,8 @@ async def _usage_error(request: Request, exc: Exception) -> JSONResponse:
     store = request.app.state.assay.store
     if store is not None:  # where the server keeps its data is none of a client's business
         message = message.replace(store.describe(), "the run store")
+    if isinstance(exc, StoreUnavailableError):  # the database, not the request: retry later
+        return error_response(503, "store_unavailable", message, None, {"Retry-After": "5"})
     if isinstance(exc, NotFoundError):
         return error_response(404, "not_found", message)
     if isinstance(exc, ConflictError):

@@ -12,7 +12,12 @@ from assay._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from assay.store._deferred import DeferredStore
-    from assay.store._errors import ConflictError, NotFoundError
+    from assay.store._errors import (
+        ConflictError,
+        NotFoundError,
+        StoreUnavailableError,
+        resume_refusal,
+    )
     from assay.store._location import DATABASE_URL_ENV, DEFAULT_DB_PATH, StoreLocation
     from assay.store._memory import MemorySink
     from assay.store._open import open_store
@@ -23,10 +28,16 @@ if TYPE_CHECKING:
     from assay.store._snapshot import RawJSON
     from assay.store._sql import Baseline, SQLStore
     from assay.store._sqlite import SQLiteStore
+    from assay.store._text import json_without_nul, without_nul
 
 _MODULES = {
     "assay.store._deferred": ["DeferredStore"],
-    "assay.store._errors": ["ConflictError", "NotFoundError"],
+    "assay.store._errors": [
+        "ConflictError",
+        "NotFoundError",
+        "StoreUnavailableError",
+        "resume_refusal",
+    ],
     "assay.store._location": ["DATABASE_URL_ENV", "DEFAULT_DB_PATH", "StoreLocation"],
     "assay.store._memory": ["MemorySink"],
     "assay.store._open": ["open_store"],
@@ -37,6 +48,7 @@ _MODULES = {
     "assay.store._snapshot": ["RawJSON"],
     "assay.store._sql": ["Baseline", "SQLStore"],
     "assay.store._sqlite": ["SQLiteStore"],
+    "assay.store._text": ["json_without_nul", "without_nul"],
 }
 
 __all__ = [
@@ -58,10 +70,14 @@ __all__ = [
     "SQLiteStore",
     "Store",
     "StoreLocation",
+    "StoreUnavailableError",
     "StoreWriter",
     "StoreWriterEnded",
     "StoreWriterError",
+    "json_without_nul",
     "open_store",
+    "resume_refusal",
+    "without_nul",
 ]
 
 __getattr__ = lazy_getattr(__name__, _MODULES, globals())

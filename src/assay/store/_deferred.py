@@ -118,8 +118,8 @@ class DeferredStore:
             regression=regression,
         )
 
-    def reopen_run(self, run_id: str) -> RunResult:
-        return self._open().reopen_run(run_id)
+    def reopen_run(self, run_id: str, *, takeover: bool = False) -> RunResult:
+        return self._open().reopen_run(run_id, takeover=takeover)
 
     def get_run(self, run_id: str, *, include_results: bool = False) -> RunResult:
         return self._open().get_run(run_id, include_results=include_results)

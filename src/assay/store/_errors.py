@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from assay.errors import UsageError
 
-__all__ = ["ConflictError", "NotFoundError"]
+__all__ = ["ConflictError", "NotFoundError", "StoreUnavailableError", "resume_refusal"]
 
 
 class NotFoundError(UsageError):
@@ -18,3 +18,30 @@ class NotFoundError(UsageError):
 class ConflictError(UsageError):
     """The call contradicts what is stored: a run id that exists, a run that is not in the
     state the call needs (e.g. pinning a run that did not complete)."""
+
+
+def resume_refusal(run_id: str, status: str, *, takeover: bool) -> UsageError | None:
+    """Why a run in `status` cannot be claimed for `--resume`, or None when it can.
+
+    A run marked running is being completed by another process, or its process was killed
+    before it could mark it interrupted; only the user can tell, so taking it over is asked
+    for explicitly (two processes completing one run would both store its missing cases)."""
+    if status == "completed":
+        return ConflictError(
+            f"run '{run_id}' completed; there is nothing to resume (completed runs never change)"
+        )
+    if status == "running" and not takeover:
+        return ConflictError(
+            f"run '{run_id}' is running: another `assay run` is completing it. Wait for it to "
+            "end; if no process runs it any more (it was killed, or its store failed), take "
+            f"it over with: assay run --resume {run_id} --takeover"
+        )
+    return None
+
+
+class StoreUnavailableError(UsageError):
+    """The database failed an operation it should have done: a lock held past the busy
+    timeout, a full disk, a damaged or read-only file, a lost server connection.
+
+    Reported as one line (exit 2; 503 from the server), never with the SQL statement or its
+    parameters, which may hold case data. What was committed before stays committed."""

@@ -64,12 +64,49 @@ def migrate(engine: Engine, where: str) -> None:
         found = _revision(conn)
         if found == HEAD_REVISION:
             return
-        if found is None and not inspect(conn).get_table_names():
+        tables = inspect(conn).get_table_names()
+        if found is None and not tables:
             metadata.create_all(conn)
             _VERSION.create(conn)
             conn.execute(_VERSION.insert().values(version_num=HEAD_REVISION))
             return
+        if found is None or "runs" not in tables:  # another application's Alembic too
+            _check_assay_tables(conn, tables, where)
         _upgrade(conn, found, where)
+
+
+_ASSAY_TABLES = frozenset({*metadata.tables, "alembic_version"})
+_RUN_COLUMNS = frozenset({"id", "suite", "target", "status", "started_at", "snapshot"})
+_LISTED_TABLES = 5
+
+
+def _check_assay_tables(conn: Connection, tables: list[str], where: str) -> None:
+    """Refuse to add assay's tables to a database that is not a run store.
+
+    An unversioned database is only taken for a store made before migrations existed when
+    all its tables are assay's and `runs` has assay's columns; anything else is somebody
+    else's data (`--db` pointed at an application's database, a shared PostgreSQL schema).
+
+    Raises:
+        UsageError: The database holds other tables; the message names them.
+    """
+    others = sorted(set(tables) - _ASSAY_TABLES)
+    runs_columns = (
+        {column["name"] for column in inspect(conn).get_columns("runs")}
+        if "runs" in tables
+        else set()
+    )
+    if not others and runs_columns >= _RUN_COLUMNS:
+        return
+    shown = sorted(others or tables)
+    listed = ", ".join(shown[:_LISTED_TABLES]) + (", ..." if len(shown) > _LISTED_TABLES else "")
+    schema = inspect(conn).default_schema_name if conn.dialect.name != "sqlite" else None
+    place = f"{where} (schema {schema})" if schema else where
+    raise UsageError(
+        f"{place} is not an assay run store: it holds other tables ({listed}), and assay does "
+        "not add its tables to another application's database. Point --db (or "
+        "$ASSAY_DATABASE_URL, or the project's `store:`) at a new file or an empty database"
+    )
 
 
 def _upgrade(conn: Connection, found: str | None, where: str) -> None:

@@ -38,7 +38,7 @@ from assay.results import (
     SchedulingStats,
     TokenUsage,
 )
-from assay.store._errors import ConflictError
+from assay.store._errors import ConflictError, StoreUnavailableError
 from assay.store._location import StoreLocation
 
 __all__ = ["StoreWriter", "StoreWriterError", "receive_message", "send_message"]
@@ -165,6 +165,7 @@ class StoreWriter:
 
         Raises:
             ConflictError: A case of the batch is already stored for the run.
+            StoreUnavailableError: The database failed (locked, full, damaged, unreachable).
             UsageError: The run does not exist or is finished.
             StoreWriterError: The database failed.
             StoreWriterEnded: The process ended first.
@@ -175,7 +176,12 @@ class StoreWriter:
         if outcome is None:
             return
         kind, message = outcome
-        raise {"conflict": ConflictError, "usage": UsageError}.get(kind, StoreWriterError)(message)
+        kinds = {
+            "conflict": ConflictError,
+            "unavailable": StoreUnavailableError,
+            "usage": UsageError,
+        }
+        raise kinds.get(kind, StoreWriterError)(message)
 
     def stored_case_ids(self, run_id: str) -> set[str]:
         """The case ids the store holds for the run, read from this process: after the

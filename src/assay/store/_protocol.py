@@ -65,11 +65,12 @@ class ResultSink(Protocol):
 class Store(ResultSink, Protocol):
     """A persistent store of runs."""
 
-    def reopen_run(self, run_id: str) -> RunResult:
-        """Set an interrupted, failed or crashed (still `running`) run running again, for resume.
+    def reopen_run(self, run_id: str, *, takeover: bool = False) -> RunResult:
+        """Claim an interrupted or failed run for resume (atomically); a run still marked
+        running only with `takeover`.
 
         Raises:
-            UsageError: the run does not exist or completed (completed runs never change).
+            UsageError: the run does not exist, completed, or is running (without `takeover`).
         """
 
     def get_run(self, run_id: str, *, include_results: bool = False) -> RunResult:

@@ -45,7 +45,8 @@ from assay.results import (
     TokenUsage,
     Verdict,
 )
-from assay.store._errors import ConflictError, NotFoundError
+from assay.store._errors import ConflictError, NotFoundError, resume_refusal
+from assay.store._failures import report_failures
 from assay.store._location import StoreLocation
 from assay.store._migrate import migrate
 from assay.store._pages import (
@@ -72,6 +73,7 @@ from assay.store._tables import (
     runs,
     samples,
 )
+from assay.store._text import json_without_nul, without_nul
 
 __all__ = ["Baseline", "SQLStore"]
 
@@ -139,6 +141,7 @@ class SQLStore:
         except BaseException:
             self._engine.dispose()
             raise
+        report_failures(self._engine, where)
 
     def spawn_writer(self) -> StoreWriter | None:
         """A process that commits results to this database on its own (see `StoreWriter`);
@@ -185,14 +188,14 @@ class SQLStore:
         """
         row = {
             "id": run.id,
-            "suite": run.suite,
-            "target": run.target,
+            "suite": without_nul(run.suite),
+            "target": without_nul(run.target),
             "status": run.status,
             "started_at": run.started_at,
             "finished_at": run.finished_at,
             "config": run.config.model_dump(mode="json"),
             "summary": run.summary.model_dump(mode="json"),
-            "snapshot": encode_snapshot(snapshot),
+            "snapshot": json_without_nul(encode_snapshot(snapshot)),
             "duration_ms": run.duration_ms,
             "token_usage": _dump_usage(run.token_usage),
             "cost_usd": run.cost_usd,
@@ -297,29 +300,33 @@ class SQLStore:
                 )
             )
 
-    def reopen_run(self, run_id: str) -> RunResult:
-        """Set an interrupted, failed or crashed run running again (for `--resume`).
+    def reopen_run(self, run_id: str, *, takeover: bool = False) -> RunResult:
+        """Claim an interrupted or failed run for `--resume`: set it running again.
 
-        A run still marked `running` is accepted too: that is what a killed process leaves.
+        The claim is one conditional UPDATE, so of two resumes racing for a run exactly one
+        gets it. A run still marked `running` (another process completes it, or its process
+        was killed) is claimed only with `takeover`.
 
         Raises:
-            UsageError: The run does not exist, or it completed (completed runs never change).
+            ConflictError: The run completed, or is running and `takeover` is not given.
+            NotFoundError: The run does not exist.
         """
+        claimable = ["interrupted", "failed", *(["running"] if takeover else [])]
         with self._writes.begin() as conn:
             resolved = self._resolve(conn, run_id)
-            status = conn.execute(
-                select(runs.c.status).where(runs.c.id == resolved).with_for_update()
-            ).scalar_one()
-            if status == "completed":
-                raise UsageError(
-                    f"run '{resolved}' completed; there is nothing to resume "
-                    "(completed runs never change)"
-                )
-            conn.execute(
+            claimed = conn.execute(
                 update(runs)
-                .where(runs.c.id == resolved)
+                .where(runs.c.id == resolved, runs.c.status.in_(claimable))
                 .values(status="running", finished_at=None, passed=None)
-            )
+            ).rowcount
+            if not claimed:
+                status = conn.execute(
+                    select(runs.c.status).where(runs.c.id == resolved)
+                ).scalar_one()
+                refusal = resume_refusal(resolved, status, takeover=takeover)
+                raise refusal or ConflictError(
+                    f"run '{resolved}' cannot be resumed from status '{status}'"
+                )
         return self.get_run(resolved)
 
     # -- reading -------------------------------------------------------------------------
@@ -722,7 +729,8 @@ def _insert_cases(conn: Connection, run_id: str, first_seq: int, texts: Sequence
     grader_rows: list[tuple[Any, ...]] = []
     outcome_rows: list[tuple[Any, ...]] = []
     tag_rows: list[tuple[Any, ...]] = []
-    for seq, text in enumerate(texts, first_seq):
+    for seq, given in enumerate(texts, first_seq):
+        text = json_without_nul(given)  # PostgreSQL text holds no NUL (model output may)
         result = json.loads(text)
         case_id = result["case_id"]
         # A set: the key allows a tag once per case, and a hand-written result may repeat one.

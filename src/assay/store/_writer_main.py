@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from assay.errors import UsageError
-from assay.store._errors import ConflictError
+from assay.store._errors import ConflictError, StoreUnavailableError
 from assay.store._open import open_location
 from assay.store._process_writer import receive_message, send_message
 from assay.store._sql import SQLStore
@@ -74,6 +74,8 @@ def _failure(exc: Exception) -> tuple[str, str]:
     """The answer for a request that failed; the parent raises it again (`receive`)."""
     if isinstance(exc, ConflictError):
         return ("conflict", str(exc))
+    if isinstance(exc, StoreUnavailableError):
+        return ("unavailable", str(exc))
     if isinstance(exc, UsageError):
         return ("usage", str(exc))
     return ("error", f"{type(exc).__name__}: {exc}")  # the parent raises StoreWriterError
