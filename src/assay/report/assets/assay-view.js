@@ -383,7 +383,8 @@
     if (g.required) facts.push("required");
     if (g.min_score !== null && g.min_score !== undefined) facts.push("min_score " + g.min_score);
     if (g.judge_model) facts.push("judge " + g.judge_model);
-    var open = g.verdict !== "pass";
+    if (g.fallback) facts.push("fell back");
+    var open = g.verdict !== "pass" || Boolean(g.fallback);
     var box = el("details", { class: "grader", open: open },
       el("summary", null, verdictBadge(g.verdict), " ", el("strong", { text: g.name }), " ",
          el("span", { class: "mono", text: score(g.score) }), " ",
@@ -538,6 +539,15 @@
     return "score-below";
   }
 
+  /* The table's last cell: why the case did not pass, and which graders' judge fell back. */
+  function whyCell(item) {
+    var why = item.main_miss !== undefined ? item.main_miss : mainMiss(item);
+    var fell = fallbacks(item).map(function (f) { return f.label; });
+    if (!fell.length) return why;
+    var note = "judge fell back: " + fell.filter(function (x, i) { return fell.indexOf(x) === i; }).join(", ");
+    return why ? why + "; " + note : note;
+  }
+
   /* A filterable, sortable, paged case table over `source`; clicking a row opens its panel. */
   function caseTable(source, options) {
     options = options || {};
@@ -620,7 +630,7 @@
                      title: item.threshold === undefined ? null : "threshold " + score(item.threshold) }),
           el("td", { class: "num", text: duration(item.duration_ms) }),
           el("td", { class: "muted", text: (item.tags || []).join(", ") }),
-          el("td", { class: "miss", text: item.main_miss !== undefined ? item.main_miss : mainMiss(item) }));
+          el("td", { class: "miss", text: whyCell(item) }));
         var panelRow = null;
         function toggle() {
           if (panelRow) { tbody.removeChild(panelRow); panelRow = null; row.classList.remove("open"); return; }
