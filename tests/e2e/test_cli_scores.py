@@ -11,11 +11,14 @@ import sqlite3
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from assay.testing import FakeOpenAIServer
 from tests.conftest import write
 from tests.e2e._cli import assay
+
+SCHEMA = json.loads((Path(__file__).parent / "run_result.schema.json").read_text())
 
 FLAKY_AGENT = """\
 calls = 0
@@ -55,6 +58,7 @@ def test_i21_3_an_errored_repeat_has_a_null_score_everywhere(tmp_path: Path) -> 
         ("pass", 1.0),
     ]
     assert (case["verdict"], case["score"]) == ("error", None)
+    jsonschema.Draft202012Validator(SCHEMA).validate(run)  # SPEC §8: an error has no score
     assert case["error"]["message"] == (
         "1 of 3 samples errored; sample 1: function 'flaky_agent:answer' raised RuntimeError: "
         "the backend dropped the connection"
