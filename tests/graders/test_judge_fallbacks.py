@@ -4,9 +4,10 @@ heuristics (issue 21 item 10). Expected outcomes are flagged in tests/runner."""
 
 from __future__ import annotations
 
-from assay.testing import FakeOpenAIServer
 from tests.graders import test_factuality_deep as factuality
 from tests.graders import test_tone_judged as tone
+
+from assay.testing import FakeOpenAIServer
 
 
 def test_i21_10_a_deep_factuality_fallback_is_flagged_on_its_result() -> None:

@@ -223,8 +223,12 @@ def test_i21_10_unjudged_outcomes_fall_back_to_the_score_verdict() -> None:
 def test_i21_10_unjudged_outcomes_with_nothing_else_to_score_are_an_error() -> None:
     why = ErrorInfo(type="JudgeError", message="HTTP 503")
     shown = GraderResult(
-        name="expected_outcomes", type="expected-outcomes", score=None, verdict="error",
-        weight=0.0, error=why,
+        name="expected_outcomes",
+        type="expected-outcomes",
+        score=None,
+        verdict="error",
+        weight=0.0,
+        error=why,
     )
     result = score_case([shown], aggregator=AVG, bands=BANDS, outcomes=None, outcome_error=why)
     assert result == CaseOutcome(

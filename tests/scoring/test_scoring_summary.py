@@ -303,7 +303,10 @@ def test_no_judge_calls_is_zero_judge_error_rate() -> None:
 
 def fell_back(name: str, kind: str, **fields: object) -> GraderResult:
     return GraderResult(
-        name=name, type=kind, fallback=f"{kind} fell back", **fields  # type: ignore[arg-type]
+        name=name,
+        type=kind,
+        fallback=f"{kind} fell back",
+        **fields,  # type: ignore[arg-type]
     )
 
 

@@ -341,14 +341,20 @@ def render_run(
         for line in _regression_lines(run.regression):
             console.print(line)
     console.print(f"  run {run.id}  ({', '.join(extras)})", style="dim")
+    console.print(_result_line(run))
+
+
+def _result_line(run: RunResult) -> Text:
+    """The run's verdict, and that its results are incomplete when cases errored."""
     verdict = Text("PASSED", style="bold green") if run.passed else Text("FAILED", style="bold red")
     if run.status != "completed":
         verdict = Text(run.status.upper(), style="bold magenta")
     line = Text("  result  ").append(verdict)
-    if s.error_count:
-        noun = "error" if s.error_count == 1 else "errors"
-        line.append(f"  {s.error_count} {noun}: results incomplete", style="magenta")
-    console.print(line)
+    errors = run.summary.error_count
+    if errors:
+        noun = "error" if errors == 1 else "errors"
+        line.append(f"  {errors} {noun}: results incomplete", style="magenta")
+    return line
 
 
 def _fallback_line(count: int) -> Text:
