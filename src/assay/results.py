@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "JSON",
@@ -129,6 +129,11 @@ class GraderResult(_Result):
     graders: results judged with different wording can be told apart."""
     children: list[GraderResult] = Field(default_factory=list)
     """Member results of a composite grader."""
+    fallback: str | None = None
+    """Set when the judge could not do this grader's judged check and something else decided
+    instead (deep factuality measured shallow, judged tone measured by the heuristics, expected
+    outcomes left to the case score): what fell back, and why. Counted in the run summary's
+    `judge_fallback_count`."""
 
 
 class ToolCall(_Result):
@@ -244,6 +249,44 @@ class CaseResult(_Result):
     """Tokens the judge used for this case (kept apart from the target's `token_usage`)."""
     judge_cost_usd: float | None = None
     """What the judge cost for this case (kept apart from the target's `cost_usd`)."""
+    hits: list[str] = Field(default_factory=list)
+    """Every grader's hits, in grader order (SPEC §8); a conversation's per turn, prefixed
+    `turn N: `. Derived from the grader results when not given."""
+    misses: list[str] = Field(default_factory=list)
+    """Every grader's misses, in the same order as `hits`."""
+
+    @model_validator(mode="after")
+    def _contract(self) -> CaseResult:
+        """SPEC §8 on every result, whoever built it (an older store's included): an `error`
+        case has no score, and `hits`/`misses` gather the graders'."""
+        if self.verdict == "error":
+            self.score = None
+        given = self.model_fields_set
+        if "hits" not in given or "misses" not in given:
+            hits, misses = _gathered(self)
+            if "hits" not in given:
+                self.hits = hits
+            if "misses" not in given:
+                self.misses = misses
+        return self
+
+
+def _gathered(case: CaseResult) -> tuple[list[str], list[str]]:
+    """The hits and misses of a case's graders in grader order (of every turn, for a
+    conversation, whose `grader_results` are its last turn's)."""
+    hits: list[str] = []
+    misses: list[str] = []
+    if case.turns:
+        for turn in case.turns:
+            prefix = f"turn {turn.index}: "
+            for result in turn.grader_results:
+                hits.extend(prefix + h for h in result.hits)
+                misses.extend(prefix + m for m in result.misses)
+        return hits, misses
+    for result in case.grader_results:
+        hits.extend(result.hits)
+        misses.extend(result.misses)
+    return hits, misses
 
 
 class RunConfigSnapshot(BaseModel):
@@ -281,6 +324,10 @@ class RunSummary(_Result):
     """Tokens used by LLM judges (the target's are the run's `token_usage`)."""
     judge_cost_usd: float | None = None
     """What the LLM judges cost (the target's cost is the run's `cost_usd`)."""
+    judge_fallback_count: int = 0
+    """Judged checks the judge could not do, decided another way instead (SPEC §1.3): expected
+    outcomes left to the case score, deep factuality measured shallow, judged tone measured
+    by the heuristics; in cases that produced a verdict, every sample and turn counted."""
 
 
 class SchedulingStats(_Result):

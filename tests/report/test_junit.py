@@ -11,7 +11,7 @@ from pathlib import Path
 import xmlschema
 
 from assay.report import render_junit, write_junit
-from assay.results import CaseResult, ErrorInfo
+from assay.results import CaseResult, ErrorInfo, GraderResult
 from tests.report.fixtures import (
     EVIL_OUTPUT,
     assert_snapshot,
@@ -117,3 +117,29 @@ def test_the_writer_reads_each_source_twice_and_streams() -> None:
     write_junit(out, [(fixed_run(), source)])
     assert calls == 2
     assert out.getvalue() == render_junit([(fixed_run(), fixed_cases())])
+
+
+def test_i21_10_a_fallback_is_named_in_the_failure_and_counted_in_the_properties() -> None:
+    tone = GraderResult(
+        name="tone",
+        type="tone",
+        score=0.5,
+        verdict="fail",
+        fallback="judged tone → heuristic: judge failed: HTTP 503",
+    )
+    case = CaseResult(case_id="t", score=0.5, verdict="fail", threshold=0.8, grader_results=[tone])
+    run = fixed_run()
+    run = run.model_copy(
+        update={"summary": run.summary.model_copy(update={"judge_fallback_count": 1})}
+    )
+    root = ET.fromstring(render_junit([(run, [case])]))
+    failure = root.find("testsuite/testcase/failure")
+    assert failure is not None and failure.text is not None
+    assert "  fail tone (tone): score 0.50, weight 1\n    fell back: judged tone → heuristic: " in (
+        failure.text
+    )
+    properties = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert (properties["assay.judge_fallback_count"], properties["assay.error_count"]) == (
+        "1",
+        "2",
+    )

@@ -11,7 +11,7 @@ from markdown_it import MarkdownIt
 
 from assay.report import MARKDOWN_VERDICTS, markdown_chunks, render_markdown
 from assay.report._escape import fence, md_code, md_text
-from assay.results import CaseResult
+from assay.results import CaseResult, GraderResult
 from tests.report.fixtures import (
     EVIL_OUTPUT,
     assert_snapshot,
@@ -175,3 +175,34 @@ def test_the_heading_names_a_run_that_did_not_complete() -> None:
     text = render_markdown(run, [])
     assert text.startswith("## ⏸️ INTERRUPTED: support-bot → bot-v2\n")
     assert "regression" not in text and "Regressed case" not in text
+
+
+def _fell_back_case() -> CaseResult:
+    facts = GraderResult(
+        name="facts",
+        type="factuality",
+        score=0.4,
+        verdict="fail",
+        misses=["1 claim unsupported"],
+        fallback="deep factuality → shallow: judge failed: HTTP 503",
+    )
+    return CaseResult(
+        case_id="facts-case", score=0.4, verdict="fail", threshold=0.8, grader_results=[facts]
+    )
+
+
+def test_i21_10_fallbacks_are_counted_in_the_header_and_named_per_grader() -> None:
+    run = fixed_run()
+    run = run.model_copy(
+        update={"summary": run.summary.model_copy(update={"judge_fallback_count": 1})}
+    )
+    text = render_markdown(run, [_fell_back_case()])
+    assert (
+        "💥 **2 errors: results incomplete** · ⚠️ **1 judged check fell back** (the judge could "
+        "not answer; another method decided)\n" in text
+    )
+    assert (
+        "| facts | factuality | 0.40 | ❌ fail | fell back: deep factuality → shallow: judge "
+        "failed: HTTP 503; 1 claim unsupported |" in text
+    )
+    assert ", 1 fell back)" in text  # the spend table's judge row

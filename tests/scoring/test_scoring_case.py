@@ -205,12 +205,41 @@ def test_weight_zero_grader_error_does_not_error_the_case() -> None:
     assert result == CaseOutcome(0.9, "pass", None, False)
 
 
-def test_outcome_error_is_case_error() -> None:
+def test_i21_10_unjudged_outcomes_fall_back_to_the_score_verdict() -> None:
+    # SPEC §1.3 step 2: the judge could not produce the outcomes, so step 3 decides.
     why = ErrorInfo(type="JudgeError", message="outcomes could not be judged")
-    result = score_case(
+    passing = score_case(
         [graded("a", 1.0)], aggregator=AVG, bands=BANDS, outcomes=None, outcome_error=why
     )
-    assert result == CaseOutcome(None, "error", why, False)
+    failing = score_case(
+        [graded("a", 0.5)], aggregator=AVG, bands=BANDS, outcomes=None, outcome_error=why
+    )
+    assert (passing, failing) == (
+        CaseOutcome(1.0, "pass", None, False),
+        CaseOutcome(0.5, "fail", None, False),
+    )
+
+
+def test_i21_10_unjudged_outcomes_with_nothing_else_to_score_are_an_error() -> None:
+    why = ErrorInfo(type="JudgeError", message="HTTP 503")
+    shown = GraderResult(
+        name="expected_outcomes",
+        type="expected-outcomes",
+        score=None,
+        verdict="error",
+        weight=0.0,
+        error=why,
+    )
+    result = score_case([shown], aggregator=AVG, bands=BANDS, outcomes=None, outcome_error=why)
+    assert result == CaseOutcome(
+        None,
+        "error",
+        ErrorInfo(
+            type="JudgeError",
+            message="expected outcomes: HTTP 503 (no other grader to score the case)",
+        ),
+        False,
+    )
 
 
 # ---- case verdict rule 2: expected outcomes gate -------------------------------------------

@@ -179,17 +179,19 @@ def test_t_interval_four_values_uses_df_3() -> None:
 
 
 @pytest.mark.parametrize("strategy", ["mean", "pass_at_k", "pass_all", "confidence_interval"])
-def test_an_errored_sample_makes_the_case_error(strategy: str) -> None:
-    samples = [sample(0, 0.9), failed_sample(1), sample(2, 0.7)]
+def test_i21_3_an_errored_sample_makes_the_case_error_without_a_score(strategy: str) -> None:
+    # Two samples pass with 1.0: neither their mean nor the best of them stands for the case.
+    samples = [sample(0, 1.0), failed_sample(1), sample(2, 1.0)]
     reduced = reduce_samples(samples, strategy, BANDS)  # type: ignore[arg-type]
-    assert reduced.verdict == "error"
-    assert reduced.error == ErrorInfo(
-        type="TimeoutError", message="1 of 3 samples errored; sample 1: timed out after 30s"
+    assert reduced == Reduction(
+        None,
+        "error",
+        1,
+        ErrorInfo(
+            type="TimeoutError", message="1 of 3 samples errored; sample 1: timed out after 30s"
+        ),
+        None,
     )
-    assert reduced.representative == 1
-    # the graded samples' mean is still reported, for observability
-    assert reduced.score == pytest.approx(0.8)
-    assert reduced.ci95 is None
 
 
 def test_error_message_counts_every_errored_sample() -> None:

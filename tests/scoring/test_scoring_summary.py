@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from assay.results import CaseResult, ErrorInfo, GraderResult, RunSummary, TokenUsage, Verdict
+from assay.results import (
+    CaseResult,
+    ErrorInfo,
+    GraderResult,
+    RunSummary,
+    SampleResult,
+    TokenUsage,
+    TurnResult,
+    Verdict,
+)
 from assay.scoring import (
     DEFAULT_CASES_PASS_THRESHOLD,
     DEFAULT_METRICS_PASS_THRESHOLD,
     JudgeSpend,
     SummaryBuilder,
+    case_fallbacks,
 )
 
 
@@ -96,11 +106,17 @@ def test_percentages_of_thirds_are_rounded() -> None:
     assert summary.weighted_metrics_score_pct == 33.3333
 
 
-def test_metrics_score_excludes_errored_cases_even_when_they_carry_a_score() -> None:
-    # a repeated case that errored still reports its graded samples' mean
-    summary = summarise(case("a", 0.8, "pass"), case("b", 0.1, "error"), case("c", 0.9, "pass"))
+def test_metrics_score_excludes_errored_cases() -> None:
+    summary = summarise(case("a", 0.8, "pass"), case("b", None, "error"), case("c", 0.9, "pass"))
     assert summary.weighted_metrics_score_pct == 85.0
     assert summary.error_count == 1
+
+
+def test_i21_3_an_error_case_never_carries_a_score() -> None:
+    # Whoever builds the result (an older store's JSON included), `error` means no score.
+    assert case("b", 0.1, "error").score is None
+    stored = '{"case_id": "b", "score": 1.0, "verdict": "error", "threshold": 0.8}'
+    assert CaseResult.model_validate_json(stored).score is None
 
 
 def test_metrics_score_includes_failed_and_borderline_cases() -> None:
@@ -283,3 +299,67 @@ def test_judge_tokens_and_cost_are_summed_apart_from_the_targets() -> None:
 def test_no_judge_calls_is_zero_judge_error_rate() -> None:
     summary = summarise(case("a", None, "error", [judged("det", ok=False, judge=None)]))
     assert summary.judge_error_rate == 0.0
+
+
+def fell_back(name: str, kind: str, **fields: object) -> GraderResult:
+    return GraderResult(
+        name=name,
+        type=kind,
+        fallback=f"{kind} fell back",
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_i21_10_judge_fallbacks_are_counted_per_sample_turn_and_member() -> None:
+    factuality = fell_back("facts", "factuality", score=0.9, verdict="pass")
+    outcomes = fell_back(
+        "expected_outcomes",
+        "expected-outcomes",
+        score=None,
+        verdict="error",
+        weight=0.0,
+        error=ErrorInfo(type="JudgeError", message="HTTP 503"),
+    )
+    tone = fell_back("tone", "tone", score=1.0, verdict="pass")
+    composite = GraderResult(
+        name="all", type="composite", score=1.0, verdict="pass", children=[tone]
+    )
+    once = case("once", 0.9, "pass", [factuality, outcomes, composite])
+    repeated = CaseResult(
+        case_id="repeated",
+        score=0.9,
+        verdict="pass",
+        threshold=0.8,
+        grader_results=[factuality],
+        samples=[
+            SampleResult(index=0, score=0.9, verdict="pass", grader_results=[factuality]),
+            SampleResult(index=1, score=0.9, verdict="pass", grader_results=[factuality, tone]),
+        ],
+    )
+    talk = CaseResult(
+        case_id="talk",
+        score=0.9,
+        verdict="pass",
+        threshold=0.8,
+        grader_results=[tone],
+        turns=[
+            TurnResult(index=0, input="hi", score=0.9, verdict="pass", grader_results=[tone]),
+            TurnResult(index=1, input="and?", score=0.9, verdict="pass", grader_results=[tone]),
+        ],
+    )
+    assert [(f.where, f.grader) for f in case_fallbacks(once)] == [
+        ("", "facts"),
+        ("", "expected_outcomes"),
+        ("", "all › tone"),
+    ]
+    assert [(f.where, f.grader) for f in case_fallbacks(repeated)] == [
+        ("sample 0", "facts"),
+        ("sample 1", "facts"),
+        ("sample 1", "tone"),
+    ]
+    assert [f.where for f in case_fallbacks(talk)] == ["turn 0", "turn 1"]
+    # An error case rests on no fallback: it is counted as an error, not as a fallback.
+    broken = case("broken", None, "error", [factuality])
+    summary = summarise(once, repeated, talk, broken)
+    assert summary.judge_fallback_count == 3 + 3 + 2
+    assert summarise(case("plain", 0.9, "pass", [judged("j")])).judge_fallback_count == 0

@@ -87,7 +87,7 @@ def test_deep_pages_of_a_larger_run_are_exact(client: TestClient, store: SQLiteS
     scores = [(i * 37 % 101) / 100 if i % 10 else None for i in range(250)]
     store.add_case_results(
         "paged-0001",
-        [make_case(f"c{i:03d}", s, "pass" if s else "error") for i, s in enumerate(scores)],
+        [make_case(f"c{i:03d}", s, "error" if s is None else "pass") for i, s in enumerate(scores)],
     )
     url = "/api/runs/paged-0001/results"
     ordered = sorted(range(250), key=lambda i: (-1.0 if scores[i] is None else scores[i], i))

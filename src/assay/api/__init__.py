@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from assay.api._export import parse_export, read_export, write_export
     from assay.api._grade import grade, grade_async
+    from assay.api._order import suite_order
 
 _MODULES = {
     "assay.api._callables": ["CallableTarget", "FunctionGrader"],
@@ -55,6 +56,7 @@ _MODULES = {
     ],
     "assay.api._export": ["parse_export", "read_export", "write_export"],
     "assay.api._grade": ["grade", "grade_async"],
+    "assay.api._order": ["suite_order"],
 }
 
 __all__ = [
@@ -78,6 +80,7 @@ __all__ = [
     "resume_run",
     "run_loaded",
     "run_plan",
+    "suite_order",
     "write_export",
 ]
 

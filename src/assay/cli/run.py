@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Literal
 
 import click
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from assay.results import RunResult
-    from assay.runner import RayOptions
+    from assay.runner import RayOptions, RunPlan
     from assay.store import Store
 
 __all__ = ["command"]
@@ -192,6 +192,7 @@ def command(
     cache = open_cache(CacheMode.OFF if no_cache else CacheMode(cache_mode))
     store = DeferredStore(db, fallback=project.store)  # a long run may never open it here
     runs: list[RunResult] = []
+    orders: list[Iterable[str]] = []  # each run's case ids in suite order, for its table
     try:
         for plan in plans:  # an unknown baseline stops every run, not only its own
             check_baseline(plan, store)
@@ -212,13 +213,15 @@ def command(
                     )
                 )
             runs.append(run)
+            orders.append(_suite_order(plan))
         for plan in plans:
             with RunProgress(err, plan.suite_name, len(plan.cases)) as progress:
                 run = asyncio.run(
                     run_plan(plan, store, on_case=progress.advance, cache=cache, ray=ray)
                 )
             runs.append(run)
-        _report(runs, store, out, as_json=as_json, verbose=verbose)
+            orders.append(_suite_order(plan))
+        _report(runs, store, out, as_json=as_json, verbose=verbose, orders=orders)
         if not write_reports(report_requests, runs, store):
             return 2  # the runs are stored; the message says how to write the report again
     finally:
@@ -273,8 +276,19 @@ def _long_lived_imports() -> Iterator[None]:
         gc.enable()
 
 
+def _suite_order(plan: RunPlan) -> Iterator[str]:
+    """The plan's case ids in suite order, read only if the summary lists a case."""
+    return (test.id for test in plan.loaded.suite.tests)
+
+
 def _report(
-    runs: list[RunResult], store: Store, out: Console, *, as_json: bool, verbose: bool
+    runs: list[RunResult],
+    store: Store,
+    out: Console,
+    *,
+    as_json: bool,
+    verbose: bool,
+    orders: list[Iterable[str]],
 ) -> None:
     """Print the runs: the §8 JSON document(s), or the terminal summary of each."""
     from assay.report import listed_verdicts, render_json, render_json_many, render_run
@@ -283,11 +297,11 @@ def _report(
         full = [r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs]
         click.echo(render_json(full[0]) if len(full) == 1 else render_json_many(full))
         return
-    for run in runs:
+    for run, order in zip(runs, orders, strict=True):
         listed = listed_verdicts(run.summary)
         cases = () if listed == () else store.iter_case_results(run.id, verdicts=listed)
         breakdown = store.iter_case_results(run.id) if verbose else None
-        render_run(out, run, cases, breakdown=breakdown)
+        render_run(out, run, cases, breakdown=breakdown, order=order)
         out.print(f"  stored in {store.describe()}", style="dim")
 
 

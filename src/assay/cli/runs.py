@@ -122,7 +122,7 @@ def _passed(run: RunResult) -> bool | None:
 def show_command(run_id: str, as_json: bool, verbose: bool, db: str | None) -> None:
     """Show one run (an id, a unique prefix of the id or of its random part, `latest` or
     `latest~N`)."""
-    from assay.api import resolve_run_ref
+    from assay.api import resolve_run_ref, suite_order
     from assay.cli._output import stdout_console
     from assay.report import listed_verdicts, render_json, render_run
 
@@ -139,6 +139,7 @@ def show_command(run_id: str, as_json: bool, verbose: bool, db: str | None) -> N
             run,
             store.iter_case_results(run.id, verdicts=listed),
             breakdown=breakdown,
+            order=suite_order(store, run.id),
         )
 
 

@@ -42,8 +42,9 @@ class StudioConfig(StrictModel):
     model_config = ConfigDict(use_attribute_docstrings=True)
 
     threshold: Annotated[float, Field(ge=0.0, le=1.0)] = DEFAULT_THRESHOLD
-    """Score, 0–1, from which the studio shows a result as passing on its charts and
-    tables. Read from the deprecated `studio.pass_threshold` when `threshold` is absent."""
+    """Score, 0–1, drawn as the reference line of the studio's trend charts (each case's and
+    run's score is marked against its own threshold). Read from the deprecated
+    `studio.pass_threshold` when `threshold` is absent."""
 
 
 def studio_config_path(start: Path | None = None) -> Path:

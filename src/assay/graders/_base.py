@@ -99,6 +99,9 @@ class Measurement:
     """A required part of the check failed (a `required` rubric item): the result is a
     failing `required` one, so the case score becomes 0 (SPEC §1.3), whatever the grader's own
     `required` option says."""
+    fallback: str | None = None
+    """The judge could not do the judged check and something else measured instead: what
+    fell back and why (`GraderResult.fallback`)."""
 
     @property
     def judged(self) -> bool:
@@ -241,6 +244,7 @@ class Grader(StrictModel, ABC):
                 verdict=_NEGATED.get(m.verdict) if m.verdict else None,
                 judge_prompt=m.judge_prompt,
                 gate_failed=m.gate_failed,
+                fallback=m.fallback,
             )
         return self._result(score=m.score, measurement=m, started=started, ctx=ctx)
 
@@ -286,6 +290,8 @@ class Grader(StrictModel, ABC):
             fields["details"] = cap_details(m.details)
         if m.reasoning or m.children or m.judged:
             _add_judged(fields, m)
+        if m.fallback is not None:
+            fields["fallback"] = m.fallback
         return GraderResult(**fields)
 
 

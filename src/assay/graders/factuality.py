@@ -487,6 +487,7 @@ class Factuality(JudgedGrader):
         if not self.has_judge(ctx):
             m = _score(await shallow(ctx.output, references), mode, "shallow", ctx.output)
             m.reasoning += "; depth deep fell back to shallow: no judge configured"
+            m.fallback = "deep factuality → shallow: no judge configured"
             return m
         judge = JudgeLabeller(self, ctx)
         try:
@@ -494,6 +495,7 @@ class Factuality(JudgedGrader):
         except JudgeError as exc:
             m = _score(await shallow(ctx.output, references), mode, "shallow", ctx.output)
             m.reasoning += f"; depth deep fell back to shallow: judge failed: {exc}"
+            m.fallback = f"deep factuality → shallow: judge failed: {exc}"
             return m.charged(exc)
         assert judge.judgement is not None
         return _score(labels, mode, "deep", ctx.output).charged(judge.judgement)

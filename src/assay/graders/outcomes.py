@@ -71,6 +71,15 @@ class ExpectedOutcomes(JudgedGrader):
         """This grader's reply schema (the statements pinned)."""
         return outcomes_schema(self.statements)
 
+    async def grade(self, ctx: GradingContext) -> GraderResult:
+        """Grade; a result that could not judge the outcomes is flagged as a fallback (the
+        case verdict then comes from its score, SPEC §1.3 step 2)."""
+        result = await super().grade(ctx)
+        if result.error is None:
+            return result
+        reason = f"{result.error.type}: {result.error.message}"
+        return result.model_copy(update={"fallback": f"expected outcomes → score: {reason}"})
+
     async def measure(self, ctx: GradingContext) -> Measurement:
         messages = ctx.target_output.messages if ctx.target_output else []
         earlier = messages[:-1] if len(messages) > 2 else []  # more than the input and reply

@@ -454,6 +454,7 @@ class Tone(JudgedGrader):
                 raise
             m = await off_the_loop(self._heuristic, ctx.output)
             m.reasoning += f"; fell back to the heuristics: judge failed: {exc}"
+            m.fallback = f"judged tone → heuristic: judge failed: {exc}"
             return m.charged(exc)
         bar = self.min_score if self.min_score is not None else ctx.threshold
         results = {

@@ -102,6 +102,8 @@ def _body(item: Graded, case: CaseResult) -> str:
             f"  {result.verdict} {label} ({result.type}): score {score_text(result.score)}, "
             f"weight {result.weight:g}{required}"
         )
+        if result.fallback is not None:
+            lines.append(f"    fell back: {_indented(result.fallback, ' ' * 6)}")
         if result.error is not None:
             error_text = _indented(result.error.message, " " * 6)
             lines.append(f"    error: {result.error.type}: {error_text}")
@@ -178,6 +180,8 @@ def _properties(run: RunResult) -> ET.Element:
         ("cases_pass_rate_pct", s.cases_pass_rate_pct),
         ("cases_pass_threshold", cfg.cases_pass_threshold),
         ("threshold", cfg.threshold),
+        ("error_count", s.error_count),
+        ("judge_fallback_count", s.judge_fallback_count),
     ]
     if run.regression is not None:
         values.append(("regression", run.regression.status))

@@ -87,6 +87,19 @@ def _header(run: RunResult) -> Iterator[str]:
         f"Run {md_code(run.id)} · {run.status} · started {started} UTC · "
         f"{run.duration_ms / 1000:.2f} s{version}\n\n"
     )
+    s = run.summary
+    warnings = []
+    if s.error_count:
+        noun = "error" if s.error_count == 1 else "errors"
+        warnings.append(f"💥 **{s.error_count} {noun}: results incomplete**")
+    if s.judge_fallback_count:
+        checks = "judged check" if s.judge_fallback_count == 1 else "judged checks"
+        warnings.append(
+            f"⚠️ **{s.judge_fallback_count} {checks} fell back** (the judge could not answer; "
+            "another method decided)"
+        )
+    if warnings:
+        yield " · ".join(warnings) + "\n\n"
 
 
 def _distribution(run: RunResult) -> Iterator[str]:
@@ -177,7 +190,8 @@ def _spend(run: RunResult) -> Iterator[str]:
     judge = "judge"
     if s.judge_calls:
         failed = f", {s.judge_error_rate:.1%} failed" if s.judge_error_rate else ""
-        judge = f"judge ({s.judge_calls} calls{failed})"
+        fell = f", {s.judge_fallback_count} fell back" if s.judge_fallback_count else ""
+        judge = f"judge ({s.judge_calls} calls{failed}{fell})"
     known = (run.token_usage, run.cost_usd, s.judge_token_usage, s.judge_cost_usd)
     if all(value is None for value in known) and not s.judge_calls:
         yield "No tokens or cost were reported.\n\n"
@@ -218,9 +232,12 @@ def _json(value: object) -> str:
 
 
 def _grader_note(result: GraderResult) -> str:
+    notes = [f"fell back: {result.fallback}"] if result.fallback is not None else []
     if result.error is not None:
-        return f"{result.error.type}: {result.error.message}"
-    return "; ".join(result.misses)
+        notes.append(f"{result.error.type}: {result.error.message}")
+    else:
+        notes.extend(result.misses)
+    return "; ".join(notes)
 
 
 def _graders(case: CaseResult) -> Iterator[str]:

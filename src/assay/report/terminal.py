@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Iterable
 
 from rich.console import Console
@@ -19,6 +21,7 @@ from assay.results import (
     RunSummary,
     Verdict,
 )
+from assay.scoring import case_fallbacks
 
 __all__ = ["VERDICT_STYLE", "listed_verdicts", "render_run"]
 
@@ -73,29 +76,66 @@ def _why(case: CaseResult) -> str:
     return "; ".join(misses[:3]) + (f" (+{len(misses) - 3} more)" if len(misses) > 3 else "")
 
 
-def _case_table(cases: Iterable[CaseResult], total: int) -> Table | None:
+def _fallback_note(case: CaseResult) -> str:
+    """Which graders' judged checks fell back, for the case table."""
+    found = case_fallbacks(case)
+    if not found:
+        return ""
+    named = dict.fromkeys(f"{f.grader}" + (f" ({f.where})" if f.where else "") for f in found)
+    return "judge fell back: " + ", ".join(named)
+
+
+def _in_suite_order(
+    cases: Iterable[CaseResult], order: Iterable[str] | None, keep: int
+) -> tuple[list[CaseResult], int]:
+    """The first `keep` cases in suite order (cases the order does not name last, as they
+    came) and how many more there were. Only `keep` cases are held, however many stream by,
+    and `order` is read only when there is a case to place."""
+    stream = iter(cases)
+    first = next(stream, None)
+    if first is None:
+        return [], 0
+    position = {case_id: i for i, case_id in enumerate(order or ())}
+    unknown = len(position)
+    counter = itertools.count()
+    keyed = (
+        (position.get(c.case_id, unknown), next(counter), c)
+        for c in itertools.chain((first,), stream)
+    )
+    total = 0
+
+    def counted() -> Iterable[tuple[int, int, CaseResult]]:
+        nonlocal total
+        for item in keyed:
+            total += 1
+            yield item
+
+    kept = heapq.nsmallest(keep, counted(), key=lambda item: (item[0], item[1]))
+    return [case for _, _, case in kept], total - len(kept)
+
+
+def _case_table(
+    cases: Iterable[CaseResult], total: int, order: Iterable[str] | None
+) -> Table | None:
     table = Table(title="Cases", title_justify="left", expand=False)
     table.add_column("case", overflow="fold")
     table.add_column("verdict")
     table.add_column("score", justify="right")
     table.add_column("threshold", justify="right")
     table.add_column("why", overflow="fold", max_width=70)
-    shown = hidden = 0
-    for case in cases:
-        if total > ALL_CASES_UP_TO and case.verdict == "pass":
-            continue
-        if shown >= ALL_CASES_UP_TO:
-            hidden += 1
-            continue
+    listed = (c for c in cases if total <= ALL_CASES_UP_TO or c.verdict != "pass")
+    shown, hidden = _in_suite_order(listed, order, ALL_CASES_UP_TO)
+    for case in shown:
         style = VERDICT_STYLE[case.verdict]
+        why = "" if case.verdict == "pass" else _why(case)
+        note = _fallback_note(case)
         table.add_row(
             Text(case.case_id),
             Text(case.verdict, style=style),
             _score(case.score),
             f"{case.threshold:.2f}",
-            "" if case.verdict == "pass" else Text(_why(case)),
+            Text("; ".join(filter(None, (why, note)))),
         )
-        shown += 1
     if hidden:
         table.caption = f"… and {hidden} more non-passing cases"
     return table if shown else None
@@ -114,6 +154,8 @@ def _grader_rows(
         misses = list(result.misses)
         if result.error is not None:
             misses.insert(0, f"{result.error.type}: {result.error.message}")
+        if result.fallback is not None:
+            misses.insert(0, f"fell back: {result.fallback}")
         cells: list[Text | str] = [
             Text("  " * depth + prefix + result.name),
             Text(result.type, style="dim"),
@@ -226,6 +268,7 @@ def render_run(
     cases: Iterable[CaseResult],
     *,
     breakdown: Iterable[CaseResult] | None = None,
+    order: Iterable[str] | None = None,
 ) -> None:
     """Print a run's summary: the case table, distribution, both dimensions, the regression
     against the baseline (when measured), the verdict.
@@ -237,9 +280,11 @@ def render_run(
         breakdown: With `--verbose`, the cases whose grader results and expected outcomes to
             list under the table (every case, streamed: a second pass over the store, so
             memory stays flat); None lists none.
+        order: The suite's case ids in suite order, read only when a case is listed: the
+            table follows it (None: stored order, the order the cases finished in).
     """
     s, cfg = run.summary, run.config
-    table = _case_table(cases, s.total)
+    table = _case_table(cases, s.total, order)
     if table is not None:
         console.print(table)
     if breakdown is not None:
@@ -290,11 +335,32 @@ def render_run(
         extras.append(f"judge {s.judge_token_usage.total} tokens")
     if s.judge_cost_usd is not None:
         extras.append(f"judge ${s.judge_cost_usd:.4f}")
+    if s.judge_fallback_count:
+        console.print(_fallback_line(s.judge_fallback_count))
     if run.regression is not None:
         for line in _regression_lines(run.regression):
             console.print(line)
     console.print(f"  run {run.id}  ({', '.join(extras)})", style="dim")
+    console.print(_result_line(run))
+
+
+def _result_line(run: RunResult) -> Text:
+    """The run's verdict, and that its results are incomplete when cases errored."""
     verdict = Text("PASSED", style="bold green") if run.passed else Text("FAILED", style="bold red")
     if run.status != "completed":
         verdict = Text(run.status.upper(), style="bold magenta")
-    console.print(Text("  result  ").append(verdict))
+    line = Text("  result  ").append(verdict)
+    errors = run.summary.error_count
+    if errors:
+        noun = "error" if errors == 1 else "errors"
+        line.append(f"  {errors} {noun}: results incomplete", style="magenta")
+    return line
+
+
+def _fallback_line(count: int) -> Text:
+    checks = "judged check" if count == 1 else "judged checks"
+    return Text(
+        f"  judge   ! {count} {checks} fell back (the judge could not answer; another "
+        "method decided): see the cases' graders",
+        style="yellow",
+    )

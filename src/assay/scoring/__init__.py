@@ -12,6 +12,7 @@ from assay.scoring._aggregators import (
     fold,
 )
 from assay.scoring._case import CaseBands, CaseOutcome, score_case
+from assay.scoring._fallbacks import Fallback, case_fallbacks, count_fallbacks
 from assay.scoring._repeats import Reduction, RepeatStrategy, reduce_samples, t_interval95
 from assay.scoring._summary import (
     DEFAULT_CASES_PASS_THRESHOLD,
@@ -42,6 +43,7 @@ __all__ = [
     "BorderlineLevel",
     "CaseBands",
     "CaseOutcome",
+    "Fallback",
     "Fold",
     "JudgeSpend",
     "Maximum",
@@ -53,6 +55,8 @@ __all__ = [
     "ThresholdCount",
     "TurnAggregation",
     "WeightedAverage",
+    "case_fallbacks",
+    "count_fallbacks",
     "fold",
     "fold_turns",
     "grader_verdict",

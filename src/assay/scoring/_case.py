@@ -55,15 +55,24 @@ def score_case(
         outcomes: judged `expected_outcomes`, or None when the case has none. When given, they
             are the pass/fail gate and the score is kept for observability only.
         target_error: why the system under test produced nothing, if it failed.
-        outcome_error: why the expected outcomes could not be judged, if they could not.
+        outcome_error: why the expected outcomes could not be judged, if they could not
+            (`outcomes` is then None). The verdict falls back to the score (SPEC §1.3 step 2;
+            the outcomes' grader result carries the `fallback` that is counted); a case with
+            nothing else to score is an `error`.
     """
     if target_error is not None:
         return CaseOutcome(None, "error", target_error)
-    grader_error = _first_error(grader_results) or outcome_error
+    scored = [r for r in grader_results if r.weight > 0]
+    grader_error = _first_error(grader_results)
+    if grader_error is None and outcome_error is not None and not scored:
+        grader_error = ErrorInfo(
+            type=outcome_error.type,
+            message=f"expected outcomes: {outcome_error.message} (no other grader to score "
+            "the case)",
+        )
     if grader_error is not None:
         return CaseOutcome(None, "error", grader_error)
 
-    scored = [r for r in grader_results if r.weight > 0]
     gate_failed = any(r.required and r.verdict == "fail" for r in grader_results)
     if scored:
         folded = fold(aggregator, grader_results)

@@ -53,15 +53,15 @@ def reduce_samples(
 ) -> Reduction:
     """Reduce N samples of one case.
 
-    An errored sample makes the case `error` (an error is never averaged away); the score of
-    the graded samples is still reported. For `mean` and `confidence_interval` the verdict
-    comes from the mean score, or, when the case is gated by expected outcomes, from the
-    fraction of passing samples compared with the threshold.
+    An errored sample makes the case `error` with no score, whatever the strategy: the case
+    was not measured as configured, so neither a mean of the other samples nor their best or
+    worst stands for it (an error is never averaged away, nor turned into a pass or a 0).
+    Every sample keeps its own score and verdict. For `mean` and `confidence_interval` the
+    verdict comes from the mean score, or, when the case is gated by expected outcomes, from
+    the fraction of passing samples compared with the threshold.
     """
     if not samples:
         raise ValueError("no samples to reduce")
-    graded = [s for s in samples if s.verdict != "error"]
-    scores = [s.score for s in graded if s.score is not None]
     errored = [s for s in samples if s.verdict == "error"]
     if errored:
         first = errored[0]
@@ -69,7 +69,7 @@ def reduce_samples(
         if first.error is not None:
             message += f"; sample {first.index}: {first.error.message}"
         return Reduction(
-            statistics.fmean(scores) if scores else None,
+            None,
             "error",
             first.index,
             ErrorInfo(type=first.error.type if first.error else "SampleError", message=message),
@@ -81,6 +81,7 @@ def reduce_samples(
         worst = min(samples, key=_key)
         return Reduction(worst.score, worst.verdict, worst.index)
 
+    scores = [s.score for s in samples if s.score is not None]
     mean = statistics.fmean(scores)
     if outcome_gated:
         fraction = sum(s.verdict == "pass" for s in samples) / len(samples)

@@ -16,6 +16,7 @@ from assay.results import (
     add_cost,
     add_usage,
 )
+from assay.scoring._fallbacks import count_fallbacks
 
 __all__ = [
     "DEFAULT_CASES_PASS_THRESHOLD",
@@ -63,6 +64,7 @@ class SummaryBuilder:
         self._score_sum = 0.0
         self._scored = 0
         self._judge = JudgeSpend()
+        self._fallbacks = 0
 
     def add(self, case: CaseResult) -> None:
         """Count one case result."""
@@ -75,6 +77,7 @@ class SummaryBuilder:
         judge.errors += case.judge_errors
         judge.token_usage = add_usage(judge.token_usage, case.judge_token_usage)
         judge.cost_usd = add_cost(judge.cost_usd, case.judge_cost_usd)
+        self._fallbacks += count_fallbacks(case)
 
     def build(self) -> RunSummary:
         """The summary of every case added so far."""
@@ -106,4 +109,5 @@ class SummaryBuilder:
             judge_calls=self._judge.calls,
             judge_token_usage=self._judge.token_usage,
             judge_cost_usd=self._judge.cost_usd,
+            judge_fallback_count=self._fallbacks,
         )

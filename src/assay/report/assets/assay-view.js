@@ -94,6 +94,43 @@
     return out;
   }
 
+  /* The bar a grader's score is held to (SPEC §1.2): its min_score, else the case threshold. */
+  function graderBar(g, threshold) {
+    if (g.min_score !== null && g.min_score !== undefined) return { value: g.min_score, name: "its min_score" };
+    if (threshold === null || threshold === undefined) return null;
+    return { value: threshold, name: "the case threshold" };
+  }
+
+  /* Why a grader that scored did not pass, when it gives no misses: its score against its bar. */
+  function belowBar(g, threshold) {
+    if (g.verdict === "pass" || g.score === null || g.score === undefined) return null;
+    var bar = graderBar(g, threshold);
+    if (bar && g.score < bar.value)
+      return "score " + score(g.score) + " is below " + bar.name + " " + score(bar.value);
+    if (g.required) return "a required part of the check failed";
+    return null;
+  }
+
+  /* Where the judge could not answer and another method decided: [{label, message}]. */
+  function fallbacks(item) {
+    if (item.verdict === "error") return [];
+    var out = [];
+    var units = item.samples && item.samples.length ? item.samples : [item];
+    units.forEach(function (unit) {
+      if (unit.verdict === "error") return;
+      var where = unit === item ? "" : "sample " + unit.index + " › ";
+      var graders = unit.turns && unit.turns.length
+        ? [].concat.apply([], unit.turns.map(function (turn) {
+            return walkGraders(turn.grader_results, "turn " + turn.index + " › ", []);
+          }))
+        : walkGraders(unit.grader_results, "", []);
+      graders.forEach(function (g) {
+        if (g.result.fallback) out.push({ label: where + g.label, message: g.result.fallback });
+      });
+    });
+    return out;
+  }
+
   /* The one line the table shows for a case that did not pass: why. */
   function mainMiss(item) {
     if (item.verdict === "pass") return "";
@@ -108,8 +145,12 @@
     var outcomes = item.expected_outcome_results || [];
     for (var j = 0; j < outcomes.length; j++)
       if (!outcomes[j].passed) return "✗ " + outcomes[j].outcome;
-    for (var k = 0; k < graders.length; k++)
-      if (graders[k].result.verdict !== "pass") return graders[k].label + " " + graders[k].result.verdict;
+    for (var k = 0; k < graders.length; k++) {
+      var g2 = graders[k].result;
+      if (g2.verdict === "pass") continue;
+      var reason = belowBar(g2, item.threshold);
+      return graders[k].label + (reason ? ": " + reason : " " + g2.verdict);
+    }
     var samples = item.samples || [];
     if (samples.length) {
       var passed = samples.filter(function (x) { return x.verdict === "pass"; }).length;
@@ -188,12 +229,28 @@
 
   function spendCard(run) {
     var s = run.summary;
+    var calls = s.judge_calls + " calls" + (s.judge_fallback_count ? ", " + s.judge_fallback_count + " fell back" : "");
     var judge = s.judge_calls
-      ? spendLine("judge (" + s.judge_calls + " calls)", s.judge_token_usage, s.judge_cost_usd)
+      ? spendLine("judge (" + calls + ")", s.judge_token_usage, s.judge_cost_usd)
       : el("div", null, el("strong", { text: "judge " }), "not used");
     return el("div", { class: "card" }, el("h4", { text: "Spend" }),
       spendLine("target", run.token_usage, run.cost_usd), judge,
       el("div", { class: "muted", text: "duration " + duration(run.duration_ms) }));
+  }
+
+  /* What makes a run's numbers less than complete: errors, judge fallbacks. */
+  function runNotices(run) {
+    var s = run.summary, notes = [];
+    if (s.error_count)
+      notes.push(el("div", { class: "notice errors", role: "note" }, el("strong", {
+        text: s.error_count + (s.error_count === 1 ? " error" : " errors") + ": results incomplete" }),
+        " — the cases that errored have no score and count as not passed"));
+    if (s.judge_fallback_count)
+      notes.push(el("div", { class: "notice fallbacks", role: "note" }, el("strong", {
+        text: s.judge_fallback_count + (s.judge_fallback_count === 1 ? " judged check" : " judged checks") + " fell back" }),
+        " — the judge could not answer and another method decided (expected outcomes → score, " +
+        "deep factuality → shallow, judged tone → heuristic); the cases' graders say which"));
+    return notes;
   }
 
   function runHeader(run, heading) {
@@ -204,7 +261,7 @@
          el("span", { text: "started " + run.started_at }),
          run.finished_at ? el("span", { text: "finished " + run.finished_at }) : null,
          run.assay_version ? el("span", { text: "assay " + run.assay_version }) : null),
-    ];
+    ].concat(runNotices(run));
   }
 
   function summaryCards(run) {
@@ -321,38 +378,44 @@
       el("ul", null, items.map(function (item) { return el("li", { text: item }); })));
   }
 
-  function grader(g) {
+  function grader(g, threshold) {
     var facts = [g.type, "weight " + g.weight];
     if (g.required) facts.push("required");
     if (g.min_score !== null && g.min_score !== undefined) facts.push("min_score " + g.min_score);
     if (g.judge_model) facts.push("judge " + g.judge_model);
-    var open = g.verdict !== "pass";
+    if (g.fallback) facts.push("fell back");
+    var open = g.verdict !== "pass" || Boolean(g.fallback);
     var box = el("details", { class: "grader", open: open },
       el("summary", null, verdictBadge(g.verdict), " ", el("strong", { text: g.name }), " ",
          el("span", { class: "mono", text: score(g.score) }), " ",
          el("span", { class: "muted", text: facts.join(" · ") })));
     var body = el("div", { class: "body" });
+    if (g.fallback) body.appendChild(el("div", { class: "fallback-box", text: "fell back: " + g.fallback }));
     if (g.error) body.appendChild(el("div", { class: "error-box", text: g.error.type + ": " + g.error.message }));
+    var reason = g.error ? null : belowBar(g, threshold);
+    if (reason) body.appendChild(el("div", { class: "bad below-bar", text: "fails: " + reason }));
     append(body, list("misses", g.misses, "bad"));
     append(body, list("hits", g.hits, "ok"));
     if (g.reasoning) body.appendChild(el("div", null, el("strong", { text: "reasoning: " }), el("pre", { text: g.reasoning })));
     if (g.details && g.details.length) body.appendChild(detailsTable(g.details));
     if (g.children && g.children.length)
-      body.appendChild(el("div", { class: "children" }, g.children.map(grader)));
+      body.appendChild(el("div", { class: "children" }, g.children.map(function (child) {
+        return grader(child, threshold);
+      })));
     box.appendChild(body);
     return box;
   }
 
-  function gradedParts(item) {
+  function gradedParts(item, threshold) {
     var parts = [];
     if (item.expected_outcome_results && item.expected_outcome_results.length)
       parts.push(section("Expected outcomes", outcomes(item.expected_outcome_results)));
     if (item.grader_results && item.grader_results.length)
-      parts.push(section("Graders", item.grader_results.map(grader)));
+      parts.push(section("Graders", item.grader_results.map(function (g) { return grader(g, threshold); })));
     return parts;
   }
 
-  function turns(item) {
+  function turns(item, threshold) {
     return item.turns.map(function (turn) {
       return el("div", { class: "grader" },
         el("div", { class: "body" },
@@ -361,7 +424,7 @@
           turn.error ? el("div", { class: "error-box", text: turn.error.type + ": " + turn.error.message }) : null,
           section("Input", el("pre", { text: json(turn.input) })),
           turn.output !== null && turn.output !== undefined ? section("Output", el("pre", { text: turn.output })) : null,
-          gradedParts(turn)));
+          gradedParts(turn, threshold)));
     });
   }
 
@@ -374,8 +437,8 @@
         el("div", { class: "body" },
           sample.error ? el("div", { class: "error-box", text: sample.error.type + ": " + sample.error.message }) : null,
           sample.output !== null && sample.output !== undefined ? section("Output", el("pre", { text: sample.output })) : null,
-          gradedParts(sample),
-          sample.turns && sample.turns.length ? turns(sample) : null));
+          gradedParts(sample, item.threshold),
+          sample.turns && sample.turns.length ? turns(sample, item.threshold) : null));
     });
   }
 
@@ -394,12 +457,16 @@
       el("div", { class: "muted", text: facts.join(" · ") }),
       item.tags && item.tags.length ? el("div", { class: "muted", text: "tags: " + item.tags.join(", ") }) : null);
     if (item.error) panel.appendChild(el("div", { class: "error-box", text: item.error.type + ": " + item.error.message }));
+    var fell = fallbacks(item);
+    if (fell.length)
+      panel.appendChild(el("div", { class: "fallback-box" }, el("strong", { text: "The judge fell back: " }),
+        el("ul", null, fell.map(function (f) { return el("li", { text: f.label + ": " + f.message }); }))));
     if (item.input !== null && item.input !== undefined) panel.appendChild(section("Input", el("pre", { text: json(item.input) })));
     if (item.messages && item.messages.length) panel.appendChild(section("Transcript", transcript(item.messages)));
     if (item.tool_calls && item.tool_calls.length) panel.appendChild(section("Tool calls", toolCallsTable(item.tool_calls)));
     if (item.output !== null && item.output !== undefined) panel.appendChild(section("Output", el("pre", { class: "case-output", text: item.output })));
-    append(panel, gradedParts(item));
-    if (item.turns && item.turns.length) panel.appendChild(section("Turns", turns(item)));
+    append(panel, gradedParts(item, item.threshold));
+    if (item.turns && item.turns.length) panel.appendChild(section("Turns", turns(item, item.threshold)));
     if (item.samples && item.samples.length) panel.appendChild(section("Samples (" + item.samples.length + ")", samples(item)));
     return panel;
   }
@@ -461,6 +528,25 @@
     { key: null, label: "Tags" },
     { key: null, label: "Why it did not pass" },
   ];
+
+  /* A case's score coloured against its own bands (each result carries its resolved threshold
+   * and borderline bound), never against one threshold for every case. */
+  function scoreBand(item) {
+    if (item.score === null || item.score === undefined || item.threshold === undefined) return "";
+    if (item.score >= item.threshold - 1e-9) return "score-pass";
+    if (item.borderline !== null && item.borderline !== undefined && item.score >= item.borderline - 1e-9)
+      return "score-borderline";
+    return "score-below";
+  }
+
+  /* The table's last cell: why the case did not pass, and which graders' judge fell back. */
+  function whyCell(item) {
+    var why = item.main_miss !== undefined ? item.main_miss : mainMiss(item);
+    var fell = fallbacks(item).map(function (f) { return f.label; });
+    if (!fell.length) return why;
+    var note = "judge fell back: " + fell.filter(function (x, i) { return fell.indexOf(x) === i; }).join(", ");
+    return why ? why + "; " + note : note;
+  }
 
   /* A filterable, sortable, paged case table over `source`; clicking a row opens its panel. */
   function caseTable(source, options) {
@@ -540,10 +626,11 @@
         var row = el("tr", { class: "case-row", "data-case-id": item.case_id, "data-verdict": item.verdict, tabindex: 0 },
           el("td", { class: "mono", text: item.case_id }),
           el("td", null, verdictBadge(item.verdict)),
-          el("td", { class: "num mono " + (options.scoreClass ? options.scoreClass(item) : ""), text: score(item.score) }),
+          el("td", { class: "num mono " + scoreBand(item), text: score(item.score),
+                     title: item.threshold === undefined ? null : "threshold " + score(item.threshold) }),
           el("td", { class: "num", text: duration(item.duration_ms) }),
           el("td", { class: "muted", text: (item.tags || []).join(", ") }),
-          el("td", { class: "miss", text: item.main_miss !== undefined ? item.main_miss : mainMiss(item) }));
+          el("td", { class: "miss", text: whyCell(item) }));
         var panelRow = null;
         function toggle() {
           if (panelRow) { tbody.removeChild(panelRow); panelRow = null; row.classList.remove("open"); return; }
@@ -575,6 +662,7 @@
   global.AssayView = {
     VERDICTS: VERDICTS, el: el, score: score, pct: pct, duration: duration, tokens: tokens,
     cost: cost, verdictBadge: verdictBadge, statusBadge: statusBadge, mainMiss: mainMiss,
+    fallbacks: fallbacks, belowBar: belowBar, scoreBand: scoreBand,
     runHeader: runHeader, summaryCards: summaryCards, histogramCounts: histogramCounts,
     histogram: histogram, casePanel: casePanel, memorySource: memorySource, caseTable: caseTable,
   };

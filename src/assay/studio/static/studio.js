@@ -76,12 +76,6 @@
     return api("/api/config").catch(function () { return { threshold: null }; });
   }
 
-  function belowThreshold(threshold) {
-    return function (item) {
-      return threshold !== null && item.score !== null && item.score < threshold ? "score-below" : "";
-    };
-  }
-
   /* ---- runs ----------------------------------------------------------------------------- */
 
   function trendChart(suite, runs, threshold) {
@@ -108,8 +102,9 @@
     if (threshold !== null)
       svg("line", { x1: pad, x2: width - pad / 2, y1: y(threshold * 100), y2: y(threshold * 100),
                     stroke: "var(--borderline)", "stroke-dasharray": "4 3", class: "threshold" });
-    [["cases_pass_rate_pct", "var(--accent)", "pass rate"],
-     ["weighted_metrics_score_pct", "var(--pass)", "score"]].forEach(function (line) {
+    var SERIES = [["cases_pass_rate_pct", "var(--accent)", "pass rate", "cases pass rate"],
+                  ["weighted_metrics_score_pct", "var(--pass)", "score", "mean score"]];
+    SERIES.forEach(function (line) {
       var points = ordered.map(function (run, i) { return x(i) + "," + y(run.summary[line[0]]); });
       svg("polyline", { points: points.join(" "), fill: "none", stroke: line[1], "stroke-width": 2,
                         class: "series", "data-series": line[2] });
@@ -120,11 +115,25 @@
         dot.appendChild(title);
       });
     });
+    /* A keyed legend: each entry carries a swatch of its series' own colour and dash. */
+    function key(colour, label, dashed, series) {
+      var swatch = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+      swatch.setAttribute("viewBox", "0 0 22 8");
+      swatch.setAttribute("width", "22");
+      swatch.setAttribute("height", "8");
+      swatch.setAttribute("aria-hidden", "true");
+      var stroke = document.createElementNS("http://www.w3.org/2000/svg", "line");
+      [["x1", 0], ["x2", 22], ["y1", 4], ["y2", 4], ["stroke", colour], ["stroke-width", 3]]
+        .forEach(function (a) { stroke.setAttribute(a[0], a[1]); });
+      if (dashed) stroke.setAttribute("stroke-dasharray", "4 3");
+      swatch.appendChild(stroke);
+      return el("span", { class: "key", "data-series": series }, swatch, " " + label);
+    }
     return el("div", { class: "card trend", "data-suite": suite },
       el("h4", { text: suite }), chart,
       el("div", { class: "legend muted" },
-        el("span", { text: "— pass rate" }), el("span", { text: "— mean score" }),
-        threshold !== null ? el("span", { text: "- - studio threshold " + V.pct(threshold * 100) }) : null,
+        SERIES.map(function (line) { return key(line[1], line[3], false, line[2]); }),
+        threshold !== null ? key("var(--borderline)", "studio threshold " + V.pct(threshold * 100), true, "threshold") : null,
         el("span", { text: n + " run(s)" })));
   }
 
@@ -183,7 +192,8 @@
               el("td", { class: "muted", text: run.started_at.replace("T", " ").slice(0, 19) }),
               el("td", { class: "num", text: String(s.total) }),
               el("td", { class: "num", text: V.pct(s.cases_pass_rate_pct) }),
-              el("td", { class: "num " + (threshold !== null && s.weighted_metrics_score_pct < threshold * 100 ? "score-below" : ""),
+              el("td", { class: "num " + (s.total && !s.metrics_passed ? "score-below" : ""),
+                         title: "needs " + V.pct(run.config.metrics_pass_threshold * 100),
                          text: V.pct(s.weighted_metrics_score_pct) }),
               el("td", { text: run.regression ? run.regression.status : "—" }),
               el("td", { class: "num", text: V.duration(run.duration_ms) })));
@@ -246,9 +256,9 @@
 
   function runPage() {
     var id = body.dataset.runId;
-    Promise.all([api("/api/runs/" + enc(id)), api("/api/runs/" + enc(id) + "/facets"), studioConfig()])
+    Promise.all([api("/api/runs/" + enc(id)), api("/api/runs/" + enc(id) + "/facets")])
       .then(function (answers) {
-        var run = answers[0], facets = answers[1], threshold = answers[2].threshold;
+        var run = answers[0], facets = answers[1];
         var summary = V.summaryCards(run);
         var live = el("div", { class: "notice live", role: "status" });
         var links = el("p", { class: "toolbar" });
@@ -258,7 +268,7 @@
         links.appendChild(el("a", { href: "/compare" + query({ head: run.id }), text: "compare with another run" }));
         var table = V.caseTable(apiSource(run.id, facets), {
           sort: "score", dir: "asc", sortKeys: ["case_id", "score", "duration_ms"],
-          searchLabel: "search case ids", scoreClass: belowThreshold(threshold),
+          searchLabel: "search case ids",
           caseLink: function (item) {
             return el("a", { href: caseHref(run.id, item.case_id), text: "open the case page" });
           },
@@ -317,18 +327,25 @@
 
   function compareResult(doc) {
     var s = doc.summary;
+    /* Every score and rate change in one unit: points on the 0–100 scale. */
+    function pts(fraction) { return fraction === null || fraction === undefined ? null : fraction * 100; }
+    function pctOf(fraction) { return fraction === null || fraction === undefined ? "—" : V.pct(fraction * 100); }
     var rows = [
-      ["pass rate", V.pct(s.base_pass_rate * 100), V.pct(s.head_pass_rate * 100), s.pass_rate_delta * 100, " pt"],
-      ["mean score", V.score(s.base_avg_score), V.score(s.head_avg_score), s.avg_score_delta, ""],
+      ["pass rate", pctOf(s.base_pass_rate), pctOf(s.head_pass_rate), pts(s.pass_rate_delta), " pt"],
+      ["mean score", pctOf(s.base_avg_score), pctOf(s.head_avg_score), pts(s.avg_score_delta), " pt"],
     ];
     var table = el("table", { class: "compare-summary" },
       el("thead", null, el("tr", null, ["", "base", "head", "change"].map(function (h) { return el("th", { text: h }); }))),
       el("tbody", null, rows.map(function (r) {
         return el("tr", null, el("td", { text: r[0] }), el("td", { class: "num", text: r[1] }),
           el("td", { class: "num", text: r[2] }),
-          el("td", { class: "num " + deltaClass(r[3]), text: signed(r[3], r[4] ? 1 : 3, r[4]) }));
-      }), el("tr", null, el("td", { text: "mean latency" }), el("td"), el("td"),
-            el("td", { class: "num", text: s.latency_increase_pct === null || s.latency_increase_pct === undefined ? "—" : signed(s.latency_increase_pct, 1, "%") }))));
+          el("td", { class: "num " + deltaClass(r[3]), text: signed(r[3], 1, r[4]) }));
+      }), el("tr", { class: "latency" }, el("td", { text: "mean latency" }),
+            el("td", { class: "num", text: V.duration(s.base_mean_latency_ms) }),
+            el("td", { class: "num", text: V.duration(s.head_mean_latency_ms) }),
+            /* slower is worse: a rise shows as a loss */
+            el("td", { class: "num " + deltaClass(-(s.latency_increase_pct || 0)),
+                       text: s.latency_increase_pct === null || s.latency_increase_pct === undefined ? "—" : signed(s.latency_increase_pct, 1, "%") }))));
     var stats = doc.statistics || {};
     var ci = stats.mean_delta_ci95;
     var verdict = el("p", null, el("span", { class: "badge " + (s.regression_detected ? "status-failed" : "status-passed"),
@@ -337,7 +354,7 @@
       ? el("ul", { class: "reasons" }, s.reasons.map(function (r) { return el("li", { text: r }); })) : null;
     var statistics = el("p", { class: "muted" },
       "mean score change, paired bootstrap 95% interval: " +
-      (ci ? "[" + signed(ci[0], 3) + ", " + signed(ci[1], 3) + "]" : "—") +
+      (ci ? "[" + signed(ci[0] * 100, 1) + ", " + signed(ci[1] * 100, 1) + "] pt" : "—") +
       " · exact McNemar test on pass/fail flips: p = " +
       (stats.mcnemar_p === null || stats.mcnemar_p === undefined ? "—" : stats.mcnemar_p.toPrecision(3)));
     var thresholds = el("p", { class: "muted", text: "thresholds: " + Object.keys(doc.thresholds).map(function (k) {
@@ -378,7 +395,8 @@
           el("td", null, c.head_verdict ? V.verdictBadge(c.head_verdict) : "—"),
           el("td", { class: "num mono", text: V.score(c.base_score) }),
           el("td", { class: "num mono", text: V.score(c.head_score) }),
-          el("td", { class: "num mono " + deltaClass(c.score_delta || 0), text: signed(c.score_delta, 2) })));
+          el("td", { class: "num mono " + deltaClass(c.score_delta || 0),
+                     text: signed(c.score_delta === null || c.score_delta === undefined ? null : c.score_delta * 100, 1, " pt") })));
       });
       var pages = Math.max(1, Math.ceil(rows.length / size));
       prev.disabled = state.page <= 0;
@@ -391,7 +409,7 @@
     draw();
     return el("div", null, el("div", { class: "toolbar" }, select),
       el("table", { class: "compare-cases" },
-        el("thead", null, el("tr", null, ["Case", "Status", "Base", "Head", "Base score", "Head score", "Change"].map(function (h, i) {
+        el("thead", null, el("tr", null, ["Case", "Status", "Base", "Head", "Base score", "Head score", "Change (pt)"].map(function (h, i) {
           return el("th", { class: i >= 4 ? "num" : "", text: h }); }))), tbody),
       el("div", { class: "pager" }, prev, next, info));
   }
@@ -425,7 +443,7 @@
     var status = el("p", { class: "status", role: "status" });
     var form = el("form", { class: "settings" },
       el("label", null, "Studio threshold (0–1)", input,
-         el("span", { class: "muted", text: "Scores below it are marked in the studio's tables and charts. Stored as studio.threshold in .assay/config.yaml." })),
+         el("span", { class: "muted", text: "Drawn as a reference line on the runs page's trend charts (each case's and run's score is marked against its own threshold). Stored as studio.threshold in .assay/config.yaml." })),
       el("label", null, "API token", token,
          el("span", { class: "muted", text: "Needed to save when the server listens beyond this machine (ASSAY_API_TOKEN); kept for this browser tab only." })),
       el("div", null, el("button", { type: "submit", class: "primary", text: "Save" })), status);
