@@ -368,3 +368,18 @@ def test_a_duplicate_case_id_is_a_usage_error() -> None:
 def test_unknown_threshold_names_say_did_you_mean() -> None:
     with pytest.raises(ValueError, match="Did you mean 'max_pass_rate_drop'"):
         CompareThresholds.model_validate({"max_pass_rate_dorp": 0.1})
+
+
+def test_i21_3_an_old_error_row_with_a_score_does_not_enter_the_means() -> None:
+    from assay.results import CaseScore
+
+    base, head = run("b", case("x", "pass", 1.0)), run("h", case("x", "pass", 1.0))
+    result = compare(
+        base,
+        head,
+        base_cases=[CaseScore("x", "pass", 1.0, 10.0), CaseScore("y", "pass", 1.0, 10.0)],
+        # A row stored before errors lost their score: verdict error, score 1.0.
+        head_cases=[CaseScore("x", "fail", 0.5, 10.0), CaseScore("y", "error", 1.0, 10.0)],
+    )
+    assert result.summary.head_avg_score == 0.5
+    assert [(c.case_id, c.head_score) for c in result.cases] == [("x", 0.5), ("y", None)]

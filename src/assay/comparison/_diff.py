@@ -276,7 +276,9 @@ def _records(
     """The compact records of a run's cases by id, summing the run's totals on the way."""
     records: dict[str, _Case] = {}
     for case in cases:
-        case_id, verdict, score = case.case_id, case.verdict, case.score
+        case_id, verdict = case.case_id, case.verdict
+        # An error has no score (SPEC §1); rows stored before that rule may still carry one.
+        score = None if verdict == "error" else case.score
         if case_id in records:
             raise UsageError(
                 f"run '{run_id}' has two results for case '{case_id}': "
