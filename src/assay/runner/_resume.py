@@ -170,16 +170,26 @@ def plan_for_resume(
         env = judge_from_env()
         judge_base_url = env.base_url if env else None
     if (stored.judge_base_url or None) != (judge_base_url or None):
-        raise UsageError(
-            f"cannot resume run '{run_id}': it asked its judge at "
-            f"{_shown(stored.judge_base_url or 'the default endpoint')}, and this resume would "
-            f"ask {_shown(judge_base_url or 'the default endpoint')}. If you trust that endpoint "
-            f"(it receives the judge's API key), resume with --judge-base-url "
-            f"{_shown(stored.judge_base_url or '')}; otherwise start a new run"
-        )
+        raise UsageError(_judge_refusal(run_id, stored.judge_base_url, judge_base_url))
     plan = plan_run(loaded, project, stored.options(judge_base_url))
     _check_unchanged(run_id, snapshot, plan)
     return plan
+
+
+def _judge_refusal(run_id: str, stored: str | None, now: str | None) -> str:
+    """Why the judge endpoint stops a resume, and what the user can do."""
+    start = f"cannot resume run '{run_id}': it asked its judge at "
+    if stored is None:
+        return (
+            f"{start}the default endpoint, and this resume would ask {_shown(now or '')} "
+            "(--judge-base-url or ASSAY_JUDGE_BASE_URL); resume without it, or start a new run"
+        )
+    return (
+        f"{start}{_shown(stored)}, and this resume would ask "
+        f"{_shown(now or 'the default endpoint')}. If you trust that endpoint (it receives the "
+        f"judge's API key), resume with --judge-base-url {_shown(stored)}; otherwise start a "
+        "new run"
+    )
 
 
 def _check_unchanged(run_id: str, snapshot: dict[str, JSON], plan: RunPlan) -> None:
