@@ -159,6 +159,26 @@ def test_i22_1_a_stored_judge_endpoint_is_not_used_without_the_user(tmp_path: Pa
     )
 
 
+def test_i22_1_a_malformed_stored_baseline_is_refused_before_the_run_is_claimed(
+    tmp_path: Path,
+) -> None:
+    _project(tmp_path)
+
+    def broken(snapshot: dict[str, object]) -> None:
+        snapshot["regression"] = {"baseline": "pinned", "tolerance": "lots"}
+
+    crafted = _interrupted_export(tmp_path, "bad-baseline", broken)
+    assert assay("runs", "import", str(crafted), cwd=tmp_path).returncode == 0
+    resumed = assay("run", "--resume", "bad-baseline", cwd=tmp_path)
+    assert resumed.returncode == 2
+    assert resumed.stderr == (
+        "error: run 'bad-baseline' cannot be resumed: its snapshot's regression settings are "
+        "not valid; start a new run\n"
+    )
+    with SQLiteStore(tmp_path / ".assay" / "assay.db") as store:
+        assert store.get_run("bad-baseline").status == "interrupted"
+
+
 SECRET = "sk-test-0123456789abcdef-SECRET"
 
 SECRET_SUITE = (
