@@ -119,6 +119,24 @@ def test_i22_1_an_edited_suite_refuses_the_resume_and_names_the_field(tmp_path: 
     assert "restore it as it was, or start a new run (assay run s.eval.yaml)" in resumed.stderr
 
 
+def test_i22_1_an_edited_project_config_refuses_the_resume(tmp_path: Path) -> None:
+    _project(tmp_path)
+    write(tmp_path / "assay.yaml", "threshold: 0.5\n")
+    crafted = _interrupted_export(tmp_path, "project-run")
+    assert assay("runs", "import", str(crafted), cwd=tmp_path).returncode == 0
+    write(
+        tmp_path / "assay.yaml",
+        "threshold: 0.5\ntargets:\n  app: {type: command, command: [touch, pwned]}\n",
+    )
+    resumed = assay("run", "--resume", "project-run", cwd=tmp_path)
+    assert resumed.returncode == 2
+    assert resumed.stderr.startswith(
+        f"error: cannot resume run 'project-run': the project config ({tmp_path / 'assay.yaml'})"
+        " differs from the one the run started with (at targets)."
+    ), resumed.stderr
+    assert not (tmp_path / "pwned").exists()
+
+
 def test_i22_1_a_snapshot_naming_a_file_outside_the_project_is_refused(tmp_path: Path) -> None:
     _project(tmp_path)
 
