@@ -119,6 +119,24 @@ def test_i22_1_an_edited_suite_refuses_the_resume_and_names_the_field(tmp_path: 
     assert "restore it as it was, or start a new run (assay run s.eval.yaml)" in resumed.stderr
 
 
+def test_i22_1_an_edited_project_config_refuses_the_resume(tmp_path: Path) -> None:
+    _project(tmp_path)
+    write(tmp_path / "assay.yaml", "threshold: 0.5\n")
+    crafted = _interrupted_export(tmp_path, "project-run")
+    assert assay("runs", "import", str(crafted), cwd=tmp_path).returncode == 0
+    write(
+        tmp_path / "assay.yaml",
+        "threshold: 0.5\ntargets:\n  app: {type: command, command: [touch, pwned]}\n",
+    )
+    resumed = assay("run", "--resume", "project-run", cwd=tmp_path)
+    assert resumed.returncode == 2
+    assert resumed.stderr.startswith(
+        f"error: cannot resume run 'project-run': the project config ({tmp_path / 'assay.yaml'})"
+        " differs from the one the run started with (at targets)."
+    ), resumed.stderr
+    assert not (tmp_path / "pwned").exists()
+
+
 def test_i22_1_a_snapshot_naming_a_file_outside_the_project_is_refused(tmp_path: Path) -> None:
     _project(tmp_path)
 
@@ -157,6 +175,26 @@ def test_i22_1_a_stored_judge_endpoint_is_not_used_without_the_user(tmp_path: Pa
         "receives the judge's API key), resume with --judge-base-url "
         "http://attacker.invalid/v1; otherwise start a new run\n"
     )
+
+
+def test_i22_1_a_malformed_stored_baseline_is_refused_before_the_run_is_claimed(
+    tmp_path: Path,
+) -> None:
+    _project(tmp_path)
+
+    def broken(snapshot: dict[str, object]) -> None:
+        snapshot["regression"] = {"baseline": "pinned", "tolerance": "lots"}
+
+    crafted = _interrupted_export(tmp_path, "bad-baseline", broken)
+    assert assay("runs", "import", str(crafted), cwd=tmp_path).returncode == 0
+    resumed = assay("run", "--resume", "bad-baseline", cwd=tmp_path)
+    assert resumed.returncode == 2
+    assert resumed.stderr == (
+        "error: run 'bad-baseline' cannot be resumed: its snapshot's regression settings are "
+        "not valid; start a new run\n"
+    )
+    with SQLiteStore(tmp_path / ".assay" / "assay.db") as store:
+        assert store.get_run("bad-baseline").status == "interrupted"
 
 
 SECRET = "sk-test-0123456789abcdef-SECRET"

@@ -104,9 +104,14 @@ def test_repeat_keeps_every_sample(suite_dir: Path) -> None:
     ("args", "message"),
     [
         pytest.param(
-            ("run", "--resume", "20261122T054733-3e446d", "s.eval.yaml"),
-            "error: --resume RUN_ID takes no suite paths: the run knows its suite\n",
+            ("run", "--resume", "20261122T054733-3e446d", "s.eval.yaml", "s.eval.yaml"),
+            "error: --resume RUN_ID takes at most one suite file: the run's own\n",
             id="resume-with-paths",
+        ),
+        pytest.param(
+            ("run", "s.eval.yaml", "--takeover"),
+            "error: --takeover goes with --resume RUN_ID\n",
+            id="takeover-without-resume",
         ),
         pytest.param(
             ("run",),

@@ -17,7 +17,13 @@ import pytest
 from assay.results import CaseResult, RunConfigSnapshot, RunResult, RunSummary, now_iso
 from assay.runner import _writer
 from assay.runner._writer import GroupWriter, start_writer_process
-from assay.store import ConflictError, SQLiteStore, StoreWriter, StoreWriterError
+from assay.store import (
+    ConflictError,
+    SQLiteStore,
+    StoreUnavailableError,
+    StoreWriter,
+    StoreWriterError,
+)
 
 
 def _case(i: int) -> CaseResult:
@@ -215,6 +221,50 @@ def test_a_batch_the_writer_process_refuses_is_raised_and_not_reported(tmp_path:
         _through_store(store, ["c0", "c1"], cases=_writer.PROCESS_MIN_CASES)
     with SQLiteStore(tmp_path / "runs.db") as reopened:
         assert [r.case_id for r in reopened.iter_case_results("run-1")] == ["c1"]
+
+
+def test_i22_11_a_locked_store_refuses_the_writer_process_batch_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """The writer process's answer keeps the failure's kind: `StoreUnavailableError` with the
+    database's reason, not a wrapped exception text with the SQL and its parameters."""
+    import sqlite3
+
+    store = _store_run(tmp_path / "runs.db")
+    committed: list[str] = []
+    holder = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
+
+    async def main() -> None:
+        writer = GroupWriter(
+            store,
+            "run-1",
+            lambda rs: committed.extend(r.case_id for r in rs),
+            process=start_writer_process(store, _writer.PROCESS_MIN_CASES),
+        )
+        assert writer.process is not None
+        try:
+            await writer.write(_case(0))
+            while not committed:  # the process has opened the store and committed c0
+                await asyncio.sleep(0.01)
+            holder.execute("BEGIN IMMEDIATE")  # held past the process's 5 s busy timeout
+            await writer.write(_case(1))
+        finally:
+            try:
+                await writer.close()
+            finally:
+                writer.process.close()
+
+    try:
+        with pytest.raises(StoreUnavailableError) as info:
+            asyncio.run(main())
+    finally:
+        holder.close()
+        store.close()
+    assert committed == ["c0"]
+    assert str(info.value) == (
+        f"the run store {tmp_path / 'runs.db'} failed: database is locked (another process "
+        "held its lock past the busy timeout)"
+    )
 
 
 def _until_the_writer_fails(

@@ -35,6 +35,7 @@ from assay.runner import (
     plan_for_resume,
     plan_run,
     stored_suite_file,
+    track_resumed_run,
 )
 from assay.store import MemorySink, ResultSink, Store
 from assay.targets import Target
@@ -182,6 +183,7 @@ def prepare_resume(
         project if project is not None else load_project(),
         judge_base_url=judge_base_url,
     )
+    track_resumed_run(store, run.id)  # its baseline must still be usable: checked before the claim
     claimed = store.reopen_run(run.id, takeover=takeover)
     return plan, Resume(
         claimed, store.iter_case_results(run.id), lambda: store.iter_case_results(run.id)

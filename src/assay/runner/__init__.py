@@ -11,7 +11,7 @@ from assay.runner._plan import (
     iter_cases,
     plan_run,
 )
-from assay.runner._regression import RegressionSettings, check_baseline
+from assay.runner._regression import RegressionSettings, check_baseline, track_resumed_run
 from assay.runner._resume import (
     check_resumable,
     plan_for_resume,
@@ -41,4 +41,5 @@ __all__ = [
     "plan_run",
     "snapshot_of",
     "stored_suite_file",
+    "track_resumed_run",
 ]

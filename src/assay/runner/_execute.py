@@ -48,7 +48,7 @@ from assay.store import (
     StoreWriterEnded,
 )
 
-__all__ = ["Resume", "execute", "new_run_id", "snapshot_of"]
+__all__ = ["Resume", "execute", "new_run_id", "redact_snapshot", "snapshot_of"]
 
 _GC_GEN0_THRESHOLD = 100_000
 """Net allocations between young-generation collections during a run (Python's default: 700).
@@ -85,12 +85,15 @@ def snapshot_of(plan: RunPlan, *, redact: bool = True) -> dict[str, JSON]:
     suite on disk is still the one it ran.
 
     Redacted (the default, for everything stored): `${VAR}` values are put back as written
-    (`Expansions.redact`), so no secret from the environment reaches the store, an export
-    or the API. Ray workers plan the run from the unredacted snapshot, which stays in
-    memory."""
+    (`redact_snapshot`), so no secret from the environment reaches the store, an export or
+    the API. Ray workers plan the run from the unredacted snapshot, which stays in memory."""
     snapshot = _snapshot(plan)
-    if not redact:
-        return snapshot
+    return redact_snapshot(plan, snapshot) if redact else snapshot
+
+
+def redact_snapshot(plan: RunPlan, snapshot: dict[str, JSON]) -> dict[str, JSON]:
+    """`snapshot` (of `plan`) with the environment's `${VAR}` values as the suite and
+    project files wrote them (`Expansions.redact`); parts come back as `RawJSON`."""
     expansions = plan.loaded.expansions.merged(plan.project.expansions)
     if not expansions.values:
         return snapshot

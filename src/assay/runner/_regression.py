@@ -246,14 +246,19 @@ def track_resumed_run(sink: object, run_id: str) -> RegressionTracker | None:
     entry = sink.get_snapshot(run_id).get("regression")
     if not isinstance(entry, dict):
         return None
-    baseline = str(entry["baseline"])
-    settings = RegressionSettings(
-        baseline=baseline,
-        tolerance=float(entry["tolerance"]),
-        critical_threshold=float(entry["critical_threshold"]),
-        case_score_delta=float(entry["case_score_delta"]),
-        requested=False,
-    )
+    try:  # a stored snapshot may come from an import: checked, never trusted
+        settings = RegressionSettings(
+            baseline=str(entry["baseline"]),
+            tolerance=float(entry["tolerance"]),
+            critical_threshold=float(entry["critical_threshold"]),
+            case_score_delta=float(entry["case_score_delta"]),
+            requested=False,
+        )
+    except (KeyError, TypeError, ValueError):
+        raise UsageError(
+            f"run '{run_id}' cannot be resumed: its snapshot's regression settings are not "
+            "valid; start a new run"
+        ) from None
     base_id = entry.get("baseline_run_id")
     found = None
     if base_id is not None:

@@ -31,9 +31,9 @@ from assay.config import (
 from assay.errors import UsageError
 from assay.judge import judge_from_env
 from assay.results import JSON, RunResult
-from assay.runner._execute import snapshot_of
+from assay.runner._execute import redact_snapshot, snapshot_of
 from assay.runner._plan import RunOptions, RunPlan, plan_run
-from assay.store import resume_refusal
+from assay.store import RawJSON, resume_refusal
 
 __all__ = ["check_resumable", "plan_for_resume", "plan_from_snapshot", "stored_suite_file"]
 
@@ -170,49 +170,62 @@ def plan_for_resume(
         env = judge_from_env()
         judge_base_url = env.base_url if env else None
     if (stored.judge_base_url or None) != (judge_base_url or None):
-        raise UsageError(
-            f"cannot resume run '{run_id}': it asked its judge at "
-            f"{_shown(stored.judge_base_url or 'the default endpoint')}, and this resume would "
-            f"ask {_shown(judge_base_url or 'the default endpoint')}. If you trust that endpoint "
-            f"(it receives the judge's API key), resume with --judge-base-url "
-            f"{_shown(stored.judge_base_url or '')}; otherwise start a new run"
-        )
+        raise UsageError(_judge_refusal(run_id, stored.judge_base_url, judge_base_url))
     plan = plan_run(loaded, project, stored.options(judge_base_url))
     _check_unchanged(run_id, snapshot, plan)
     return plan
 
 
+def _judge_refusal(run_id: str, stored: str | None, now: str | None) -> str:
+    """Why the judge endpoint stops a resume, and what the user can do."""
+    start = f"cannot resume run '{run_id}': it asked its judge at "
+    if stored is None:
+        return (
+            f"{start}the default endpoint, and this resume would ask {_shown(now or '')} "
+            "(--judge-base-url or ASSAY_JUDGE_BASE_URL); resume without it, or start a new run"
+        )
+    return (
+        f"{start}{_shown(stored)}, and this resume would ask "
+        f"{_shown(now or 'the default endpoint')}. If you trust that endpoint (it receives the "
+        f"judge's API key), resume with --judge-base-url {_shown(stored)}; otherwise start a "
+        "new run"
+    )
+
+
 def _check_unchanged(run_id: str, snapshot: dict[str, JSON], plan: RunPlan) -> None:
-    """Refuse a resume whose suite, project config or target is not the run's."""
-    redacted, raw = snapshot_of(plan), snapshot_of(plan, redact=False)
+    """Refuse a resume whose suite, project config or target is not the run's.
+
+    The stored parts are compared with the plan's redacted snapshot (what runs store now)
+    and its unredacted one (what runs stored before `${VAR}` values were redacted)."""
+    raw = snapshot_of(plan, redact=False)
+    redacted = redact_snapshot(plan, raw)
     project = snapshot.get("project")
-    stored_project = project.get("config") if isinstance(project, dict) else None
-    parts: list[tuple[str, JSON, str]] = [
-        ("the suite", snapshot.get("suite"), "suite"),
-        ("the project config", stored_project, "project"),
-        ("the target", snapshot.get("target"), "target"),
+    parts: list[tuple[str, str, JSON, str]] = [
+        ("the suite", plan.loaded.display, snapshot.get("suite"), "suite"),
+        (
+            "the project config",
+            str(plan.project.path or "no assay.yaml"),
+            project.get("config") if isinstance(project, dict) else None,
+            "project",
+        ),
+        ("the target", plan.target_name, snapshot.get("target"), "target"),
     ]
-    for what, stored, key in parts:
+    for what, name, stored, key in parts:
         now = [_parsed(redacted[key]), _parsed(raw[key])]
         if key == "project":
             now = [part.get("config") if isinstance(part, dict) else None for part in now]
         if stored in now:
             continue
-        where = ", ".join(_differences(stored, now[0]))
-        file = {
-            "the suite": plan.loaded.display,
-            "the project config": str(plan.project.path or "assay.yaml"),
-            "the target": f"target '{plan.target_name}'",
-        }[what]
         raise UsageError(
-            f"cannot resume run '{run_id}': {what} ({file}) differs from the one the run "
-            f"started with (at {where}). A resumed run only runs the suite as it is on disk: "
-            f"restore it as it was, or start a new run (assay run {plan.loaded.display})"
+            f"cannot resume run '{run_id}': {what} ({name}) differs from the one the run "
+            f"started with (at {', '.join(_differences(stored, now[0]))}). A resumed run only "
+            "runs the suite as it is on disk: restore it as it was, or start a new run "
+            f"(assay run {plan.loaded.display})"
         )
 
 
 def _parsed(value: JSON) -> JSON:
-    return json.loads(value) if isinstance(value, str) else value
+    return json.loads(value) if isinstance(value, RawJSON) else value
 
 
 def _differences(stored: JSON, now: JSON) -> list[str]:

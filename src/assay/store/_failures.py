@@ -4,8 +4,9 @@ SQLAlchemy's exceptions render the statement and its parameters (case outputs, j
 justifications, snapshots) and would reach users as an "internal error". A lock held past the
 busy timeout, a full disk, a damaged or read-only file or a lost server connection is none of
 that: `StoreUnavailableError` says which store failed and the driver's own one-line reason.
-Constraint violations and SQL errors are left alone: the store turns the first into
-`ConflictError` itself, and the second is a bug.
+Constraint violations, values the database refuses (`DataError`) and SQL errors are left
+alone: the store turns the first into `ConflictError` itself, keeps NUL out of text
+(`json_without_nul`), and the rest are bugs.
 """
 
 from __future__ import annotations
@@ -15,13 +16,7 @@ from functools import partial
 from sqlalchemy import Engine, event
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import DatabaseError as _DatabaseError
-from sqlalchemy.exc import (
-    DataError,
-    DBAPIError,
-    InterfaceError,
-    InternalError,
-    OperationalError,
-)
+from sqlalchemy.exc import DBAPIError, InterfaceError, InternalError, OperationalError
 
 from assay.store._errors import StoreUnavailableError
 
@@ -43,12 +38,10 @@ def _translate(where: str, context: ExceptionContext) -> None:
 
 
 def _is_unavailable(failure: BaseException | None) -> bool:
-    if isinstance(failure, OperationalError | InternalError | DataError | InterfaceError):
+    if isinstance(failure, OperationalError | InternalError | InterfaceError):
         return True
     # A damaged SQLite file raises the driver's bare DatabaseError ("malformed").
-    return type(failure) is _DatabaseError or (
-        isinstance(failure, DBAPIError) and type(failure) is DBAPIError
-    )
+    return type(failure) in (_DatabaseError, DBAPIError)
 
 
 def failure_message(where: str, original: BaseException | None) -> str:
