@@ -113,7 +113,7 @@ def test_missing_required_key(tmp_path: Path) -> None:
 def test_duplicate_yaml_key(tmp_path: Path) -> None:
     errors = _errors(tmp_path, "name: a\nname: b\ntests: []\n")
     assert errors == [
-        "s.eval.yaml:2 name: duplicate key 'name' (first defined on line 1); remove one of them"
+        "s.eval.yaml:2:1 name: duplicate key 'name' (first defined on line 1); remove one of them"
     ]
 
 

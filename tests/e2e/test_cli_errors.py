@@ -19,7 +19,7 @@ GOOD_TEST = "  - {id: a, input: hi, assertions: [{type: contains, value: hi}]}\n
 HEAD = "name: demo\ntarget: {type: fake, responses: {hi: hi}}\ntests:\n"
 
 MALFORMED = {
-    "bad-yaml": (HEAD + "  - {id: a, input: [oops\n", "s.eval.yaml:5: invalid YAML"),
+    "bad-yaml": (HEAD + "  - {id: a, input: [oops\n", "s.eval.yaml:5:1: invalid YAML"),
     "unknown-key": (
         HEAD + "  - {id: a, input: hi, asserts: []}\n",
         "s.eval.yaml:4 tests[0].asserts: unknown key 'asserts'. Did you mean 'assertions'?",
