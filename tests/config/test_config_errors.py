@@ -231,3 +231,37 @@ tests:
         (11, "tests[0].assertions[0].assertions[2]"),
     ]
     assert "contains has no `value` and test 't1' has no `expected_output`" in str(info.value)
+
+
+LONG_PROMPT = "Rate whether the answer is polite, accurate, and complete. " * 6
+
+
+def test_i21_6_a_long_one_line_prompt_loads_as_text(tmp_path: Path) -> None:
+    body = (
+        "name: demo\ntarget: {type: fake, responses: [ok]}\njudge: {model: m}\ntests:\n"
+        "  - id: a\n    input: hi\n"
+        f"    assertions: [{{type: llm-grader, prompt: '{LONG_PROMPT}'}}]\n"
+        f"    rubrics: [{{id: r, outcome: '{LONG_PROMPT}'}}]\n"
+    )
+    loaded = load_suite(write(tmp_path / "s.eval.yaml", body))
+    assert loaded.suite.tests[0].assertions[0].prompt == LONG_PROMPT  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        (
+            "tests: " + "x" * 300 + ".jsonl\n",
+            f"s.eval.yaml:2 tests: tests file '{'x' * 300}.jsonl' not found",
+        ),
+        (
+            "target: {type: fake, responses: [ok]}\ntests:\n  - id: a\n    input: hi\n"
+            f"    assertions: [{{type: code-grader, command: ['/{'x' * 300}']}}]\n",
+            f"s.eval.yaml:6 tests[0].assertions[0]: program '/{'x' * 300}' not found",
+        ),
+    ],
+)
+def test_i21_6_paths_too_long_for_the_os_are_located_errors(
+    tmp_path: Path, field: str, expected: str
+) -> None:
+    assert _errors(tmp_path, "name: demo\n" + field) == [expected]

@@ -109,8 +109,9 @@ def test_i22_7_billion_laughs_is_refused_at_once_with_little_memory(
     measured = _measured_load(path)
     assert measured["outcome"] == (
         f"bomb.eval.yaml:{where}: YAML aliases expand this file past 100,000 values; this one "
-        f"repeats the anchor on line {int(where[0]) - 1}. A few bytes of anchors and aliases can stand for billions "
-        "of values: write the data out, or use fewer aliases of large anchors"
+        f"repeats the anchor on line {int(where[0]) - 1}. A few bytes of anchors and aliases "
+        "can stand for billions of values: write the data out, or use fewer aliases of large "
+        "anchors"
     )
     # Before: 9 levels took 11.8 s and 608 MB, 10 levels more than 2 GB. Now ~0.1 s, ~60 MB
     # (the interpreter with assay imported is ~45 MB); bounds with margin for a loaded machine.

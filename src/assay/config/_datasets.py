@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from assay._paths import is_file
 from assay.config._yaml import Located, LocPath, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.results import JSON
@@ -139,7 +140,7 @@ def iter_tests(spec: str, base_dir: Path, origin: Located) -> Iterator[tuple[JSO
                     )
                 ]
             )
-        if not path.is_file():
+        if not is_file(path):
             raise ConfigError(
                 [ConfigIssue(origin.file, origin.line, "tests", f"tests file '{spec}' not found")]
             )

@@ -146,6 +146,7 @@ class _Builder:
         self.source = source
         self.environ = environ
         self.issues: list[ConfigIssue] = []
+        self.interpolate = True
         self.written = 0
         """Values built from where they are written in the file."""
         self.aliased = 0
@@ -232,7 +233,7 @@ class _Builder:
         return self._scalar(value, path)
 
     def _scalar(self, value: JSON, path: LocPath) -> JSON:
-        if isinstance(value, str) and "${" in value:
+        if self.interpolate and isinstance(value, str) and "${" in value:
             try:
                 return interpolate_env(value, self.environ)
             except KeyError as exc:
@@ -328,9 +329,10 @@ def load_yaml(
 
 
 def parse_yaml(
-    text: str, name: str, *, environ: Mapping[str, str] | None = None
+    text: str, name: str, *, environ: Mapping[str, str] | None = None, interpolate: bool = True
 ) -> tuple[JSON, SourceMap]:
-    """`load_yaml` of text already read; `name` is the file shown in messages.
+    """`load_yaml` of text already read; `name` is the file shown in messages. Without
+    `interpolate`, `${VAR}` stays as written (another tool's file).
 
     Raises:
         ConfigError: as `load_yaml`, but for reading the file.
@@ -342,6 +344,7 @@ def parse_yaml(
         if node is None:
             return None, source
         builder = _Builder(loader, source, os.environ if environ is None else environ)
+        builder.interpolate = interpolate
         data = builder.build(node, ())
     except _Refused as exc:
         raise ConfigError([exc.issue]) from None
