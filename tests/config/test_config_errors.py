@@ -265,3 +265,43 @@ def test_i21_6_paths_too_long_for_the_os_are_located_errors(
     tmp_path: Path, field: str, expected: str
 ) -> None:
     assert _errors(tmp_path, "name: demo\n" + field) == [expected]
+
+
+NUL_MESSAGE = (
+    "contains a NUL character (\\0), which no id, tag or name may hold (PostgreSQL cannot "
+    "store it); remove it"
+)
+
+
+def test_i22_9_nul_in_ids_tags_and_names_is_refused_at_load(tmp_path: Path) -> None:
+    body = (
+        "name: demo\ntarget: {type: fake, responses: [ok]}\n"
+        'targets: {"b\\0t": {type: fake, responses: [x]}}\n'
+        "tests:\n"
+        '  - id: "a\\0b"\n'
+        "    input: hi\n"
+        '    tags: [ok, "t\\0"]\n'
+        '    assertions: [{type: contains, value: hi, name: "g\\0"}]\n'
+        '    rubrics: [{id: "r\\0", outcome: ok}]\n'
+    )
+    assert sorted(_errors(tmp_path, body)) == sorted(
+        [
+            f"s.eval.yaml:3 targets.b\\x00t: {NUL_MESSAGE}",
+            f"s.eval.yaml:5 tests[0].id: {NUL_MESSAGE}",
+            f"s.eval.yaml:7 tests[0].tags[1]: {NUL_MESSAGE}",
+            f"s.eval.yaml:8 tests[0].assertions[0].name: {NUL_MESSAGE}",
+            f"s.eval.yaml:9 tests[0].rubrics[0].id: {NUL_MESSAGE}",
+        ]
+    )
+
+
+def test_i22_9_nul_in_a_dataset_test_id_is_refused_at_load(tmp_path: Path) -> None:
+    write(
+        tmp_path / "cases.jsonl",
+        '{"id": "ok", "input": "hi"}\n{"id": "x\\u0000y", "input": "hi"}\n',
+    )
+    body = (
+        "name: demo\ntarget: {type: fake, responses: [ok]}\n"
+        "assertions: [{type: contains, value: ok}]\ntests: cases.jsonl\n"
+    )
+    assert _errors(tmp_path, body) == [f"cases.jsonl:2 tests[1].id: {NUL_MESSAGE}"]

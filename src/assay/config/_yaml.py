@@ -73,7 +73,9 @@ def format_path(path: LocPath) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += f".{part}" if out else str(part)
+            if not part.isprintable():  # a NUL or a newline in a key: shown, not printed
+                part = part.encode("unicode_escape").decode("ascii")
+            out += f".{part}" if out else part
     return out
 
 
