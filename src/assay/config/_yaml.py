@@ -73,9 +73,9 @@ def format_path(path: LocPath) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            if not part.isprintable():  # a NUL or a newline in a key: shown, not printed
-                part = part.encode("unicode_escape").decode("ascii")
-            out += f".{part}" if out else part
+            # a NUL or a newline in a key: shown escaped, not printed
+            name = part if part.isprintable() else part.encode("unicode_escape").decode("ascii")
+            out += f".{name}" if out else name
     return out
 
 

@@ -139,7 +139,7 @@ def _validator_class() -> Any:
     """Draft 2020-12 with RE2 for its three regex keywords."""
     from jsonschema import Draft202012Validator, validators
 
-    return validators.extend(
+    return validators.extend(  # type: ignore[no-untyped-call]
         Draft202012Validator,
         {
             "pattern": _pattern,

@@ -9,6 +9,7 @@ from assay.runner._plan import (
     RunOptions,
     RunPlan,
     iter_cases,
+    missing_keys,
     plan_run,
 )
 from assay.runner._regression import RegressionSettings, check_baseline
@@ -29,6 +30,7 @@ __all__ = [
     "check_baseline",
     "execute",
     "iter_cases",
+    "missing_keys",
     "new_run_id",
     "plan_from_snapshot",
     "plan_run",

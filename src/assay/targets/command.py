@@ -65,8 +65,8 @@ class CommandTarget(Target):
         line = self.command if isinstance(self.command, str) else shlex.join(self.command)
         return f"command {line}"
 
-    async def setup(self, base_dir: Path) -> None:
-        """Check that the working directory and the executable exist.
+    def check(self, base_dir: Path) -> None:
+        """Check that the working directory and the executable exist (nothing is run).
 
         Raises:
             UsageError: Either is missing.
