@@ -4,12 +4,29 @@ from __future__ import annotations
 
 import difflib
 import functools
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
-__all__ = ["StrictModel", "suggest"]
+__all__ = ["NO_NUL", "Label", "StrictModel", "suggest"]
+
+
+def _no_nul(value: str) -> str:
+    if "\0" in value:
+        raise ValueError(
+            "contains a NUL character (\\0), which no id, tag or name may hold (PostgreSQL "
+            "cannot store it); remove it"
+        )
+    return value
+
+
+NO_NUL = AfterValidator(_no_nul)
+"""Refuses a NUL character; the last item of an `Annotated` string with constraints."""
+
+Label = Annotated[str, NO_NUL]
+"""Text that identifies something (a test id, a tag, a grader or target name): stored,
+filtered and shown everywhere, so refused at load when it holds a NUL character."""
 
 
 def suggest(word: str, candidates: list[str] | set[str]) -> str:

@@ -41,15 +41,20 @@ class ConfigIssue:
 
     Rendered as `file:line path: message`, e.g.
     `evals/support.eval.yaml:14 tests[2].assertions[0]: unknown grader type 'contain'.`
+    A YAML syntax error also gives the column: `file:line:column: message`.
     """
 
     file: str
     line: int | None
     path: str
     message: str
+    column: int | None = None
+    """1-based column, where the problem is a character (a YAML syntax error)."""
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        if self.line is not None and self.column is not None:
+            where = f"{where}:{self.column}"
         if self.path:
             where = f"{where} {self.path}"
         return f"{where}: {self.message}"

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 import assay
 from assay.api import EvalConfig, EvalSummary
@@ -193,8 +192,20 @@ def test_evaluate_errors_are_user_errors() -> None:
     }
     with pytest.raises(UsageError, match="no target"):
         assay.evaluate(no_target, config=EvalConfig(store=False))
-    with pytest.raises(ValidationError):
+    with pytest.raises(UsageError) as out_of_range:
         EvalConfig(threshold=1.5)
+    assert str(out_of_range.value) == (
+        "EvalConfig: threshold: Input should be less than or equal to 1 (got 1.5)"
+    )
+
+
+def test_i21_12_an_unknown_eval_config_setting_is_a_usage_error_with_a_suggestion() -> None:
+    with pytest.raises(UsageError) as typo:
+        EvalConfig(thresold=0.8)
+    assert str(typo.value) == "EvalConfig: unknown setting 'thresold'. Did you mean 'threshold'?"
+    with pytest.raises(assay.UsageError) as unknown:
+        assay.EvalConfig(colour="red")
+    assert str(unknown.value) == "EvalConfig: unknown setting 'colour'."
 
 
 def test_evaluate_async_runs_inside_a_running_loop(suite_file: Path) -> None:

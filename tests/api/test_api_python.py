@@ -299,7 +299,7 @@ def test_eval_config_borderline_overrides_every_level() -> None:
     off = assay.evaluate(BANDS, target=shout, config=EvalConfig(borderline="off", store=False))
     assert {r.case_id: r.verdict for r in off.results} == {"s9": "pass", "s7": "fail", "s5": "fail"}
     assert off.config.borderline is None
-    with pytest.raises(ValidationError, match="above threshold"):
+    with pytest.raises(assay.UsageError, match="above threshold"):
         EvalConfig(threshold=0.5, borderline=0.6)
 
 

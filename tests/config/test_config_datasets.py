@@ -123,3 +123,38 @@ def test_env_interpolation_and_defaults(tmp_path: Path, monkeypatch: pytest.Monk
     )
     suite = load_suite(tmp_path / "s.eval.yaml").suite
     assert (suite.name, suite.tests[0].input) == ("from-env", "fallback ok")
+
+
+@pytest.mark.parametrize("depth", [150, 100_000])
+def test_i22_13_deeply_nested_json_in_a_dataset_is_a_located_error(
+    tmp_path: Path, depth: int
+) -> None:
+    nested = "[" * depth + "]" * depth
+    write(
+        tmp_path / "cases.jsonl",
+        '{"id": "ok", "input": "x"}\n'
+        f'{{"id": "deep", "input": "x", "metadata": {{"v": {nested}}}}}\n',
+    )
+    write(tmp_path / "s.eval.yaml", SUITE.replace("{spec}", "cases.jsonl"))
+    with pytest.raises(ConfigError) as info:
+        load_suite(tmp_path / "s.eval.yaml")
+    assert [str(i) for i in info.value.issues] == [
+        "cases.jsonl:2: JSON nested deeper than 100 levels"
+    ]
+
+
+def test_i22_13_deeply_nested_json_in_a_csv_cell_is_a_located_error(tmp_path: Path) -> None:
+    nested = "[" * 5000 + "]" * 5000
+    write(tmp_path / "cases.csv", f'id,input,expected_tool_calls\na,x,"{nested}"\n')
+    write(tmp_path / "s.eval.yaml", SUITE.replace("{spec}", "cases.csv"))
+    with pytest.raises(ConfigError) as info:
+        load_suite(tmp_path / "s.eval.yaml")
+    assert [str(i) for i in info.value.issues] == [
+        "cases.csv:2 expected_tool_calls: JSON nested deeper than 100 levels"
+    ]
+
+
+def test_i22_13_brackets_inside_strings_are_not_nesting(tmp_path: Path) -> None:
+    write(tmp_path / "cases.jsonl", '{"id": "a", "input": "' + "[{" * 300 + '"}\n')
+    write(tmp_path / "s.eval.yaml", SUITE.replace("{spec}", "cases.jsonl"))
+    assert load_suite(tmp_path / "s.eval.yaml").suite.tests[0].input == "[{" * 300

@@ -113,7 +113,7 @@ def test_missing_required_key(tmp_path: Path) -> None:
 def test_duplicate_yaml_key(tmp_path: Path) -> None:
     errors = _errors(tmp_path, "name: a\nname: b\ntests: []\n")
     assert errors == [
-        "s.eval.yaml:2 name: duplicate key 'name' (first defined on line 1); remove one of them"
+        "s.eval.yaml:2:1 name: duplicate key 'name' (first defined on line 1); remove one of them"
     ]
 
 
@@ -231,3 +231,77 @@ tests:
         (11, "tests[0].assertions[0].assertions[2]"),
     ]
     assert "contains has no `value` and test 't1' has no `expected_output`" in str(info.value)
+
+
+LONG_PROMPT = "Rate whether the answer is polite, accurate, and complete. " * 6
+
+
+def test_i21_6_a_long_one_line_prompt_loads_as_text(tmp_path: Path) -> None:
+    body = (
+        "name: demo\ntarget: {type: fake, responses: [ok]}\njudge: {model: m}\ntests:\n"
+        "  - id: a\n    input: hi\n"
+        f"    assertions: [{{type: llm-grader, prompt: '{LONG_PROMPT}'}}]\n"
+        f"    rubrics: [{{id: r, outcome: '{LONG_PROMPT}'}}]\n"
+    )
+    loaded = load_suite(write(tmp_path / "s.eval.yaml", body))
+    assert loaded.suite.tests[0].assertions[0].prompt == LONG_PROMPT  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        (
+            "tests: " + "x" * 300 + ".jsonl\n",
+            f"s.eval.yaml:2 tests: tests file '{'x' * 300}.jsonl' not found",
+        ),
+        (
+            "target: {type: fake, responses: [ok]}\ntests:\n  - id: a\n    input: hi\n"
+            f"    assertions: [{{type: code-grader, command: ['/{'x' * 300}']}}]\n",
+            f"s.eval.yaml:6 tests[0].assertions[0]: program '/{'x' * 300}' not found",
+        ),
+    ],
+)
+def test_i21_6_paths_too_long_for_the_os_are_located_errors(
+    tmp_path: Path, field: str, expected: str
+) -> None:
+    assert _errors(tmp_path, "name: demo\n" + field) == [expected]
+
+
+NUL_MESSAGE = (
+    "contains a NUL character (\\0), which no id, tag or name may hold (PostgreSQL cannot "
+    "store it); remove it"
+)
+
+
+def test_i22_9_nul_in_ids_tags_and_names_is_refused_at_load(tmp_path: Path) -> None:
+    body = (
+        "name: demo\ntarget: {type: fake, responses: [ok]}\n"
+        'targets: {"b\\0t": {type: fake, responses: [x]}}\n'
+        "tests:\n"
+        '  - id: "a\\0b"\n'
+        "    input: hi\n"
+        '    tags: [ok, "t\\0"]\n'
+        '    assertions: [{type: contains, value: hi, name: "g\\0"}]\n'
+        '    rubrics: [{id: "r\\0", outcome: ok}]\n'
+    )
+    assert sorted(_errors(tmp_path, body)) == sorted(
+        [
+            f"s.eval.yaml:3 targets.b\\x00t: {NUL_MESSAGE}",
+            f"s.eval.yaml:5 tests[0].id: {NUL_MESSAGE}",
+            f"s.eval.yaml:7 tests[0].tags[1]: {NUL_MESSAGE}",
+            f"s.eval.yaml:8 tests[0].assertions[0].name: {NUL_MESSAGE}",
+            f"s.eval.yaml:9 tests[0].rubrics[0].id: {NUL_MESSAGE}",
+        ]
+    )
+
+
+def test_i22_9_nul_in_a_dataset_test_id_is_refused_at_load(tmp_path: Path) -> None:
+    write(
+        tmp_path / "cases.jsonl",
+        '{"id": "ok", "input": "hi"}\n{"id": "x\\u0000y", "input": "hi"}\n',
+    )
+    body = (
+        "name: demo\ntarget: {type: fake, responses: [ok]}\n"
+        "assertions: [{type: contains, value: ok}]\ntests: cases.jsonl\n"
+    )
+    assert _errors(tmp_path, body) == [f"cases.jsonl:2 tests[1].id: {NUL_MESSAGE}"]

@@ -13,13 +13,13 @@ import pytest
 
 from assay.store import SQLiteStore
 from tests.conftest import write
-from tests.e2e._cli import ASSAY, assay
+from tests.e2e._cli import ASSAY, assay, assay_env
 
 GOOD_TEST = "  - {id: a, input: hi, assertions: [{type: contains, value: hi}]}\n"
 HEAD = "name: demo\ntarget: {type: fake, responses: {hi: hi}}\ntests:\n"
 
 MALFORMED = {
-    "bad-yaml": (HEAD + "  - {id: a, input: [oops\n", "s.eval.yaml:5: invalid YAML"),
+    "bad-yaml": (HEAD + "  - {id: a, input: [oops\n", "s.eval.yaml:5:1: invalid YAML"),
     "unknown-key": (
         HEAD + "  - {id: a, input: hi, asserts: []}\n",
         "s.eval.yaml:4 tests[0].asserts: unknown key 'asserts'. Did you mean 'assertions'?",
@@ -109,6 +109,104 @@ def test_unimportable_python_target_exits_2(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert "missing_mod" in done.stderr
+
+
+AGENT = (
+    "from pathlib import Path\n"
+    "Path('imported').touch()\n"
+    "def answer(case):\n"
+    "    Path('called').touch()\n"
+    "    return 'hi'\n"
+)
+"""A python target's module that leaves a trace of being imported and of being called."""
+
+REFUSED = {
+    "python-function-typo": (
+        "name: demo\ntarget: {type: python, function: 'agent:answr'}\ntests:\n",
+        "s.eval.yaml:2 target: python target 'agent:answr': 'agent' has no attribute 'answr'. "
+        "Did you mean 'answer'?",
+    ),
+    "python-module-missing": (
+        "name: demo\ntargets:\n  bot: {type: python, function: 'agnet:answer'}\n"
+        "target: bot\ntests:\n",
+        "s.eval.yaml:3 targets.bot: python target 'agnet:answer': cannot import module 'agnet' "
+        "(No module named 'agnet'). Searched {dir} and the installed packages; add the module's "
+        "directory to `python_path`.",
+    ),
+    "replay-file-missing": (
+        "name: demo\ntarget: {type: replay, path: recorded.jsonl}\ntests:\n",
+        "s.eval.yaml:2 target: replay target: recorded outputs file recorded.jsonl not found "
+        "(`path:` is relative to the suite file's directory)",
+    ),
+    "replay-record-invalid": (
+        "name: demo\ntarget: {type: replay, path: bad.jsonl}\ntests:\n",
+        "bad.jsonl:1: invalid JSON: Expecting value (column 1)",
+    ),
+    "command-missing": (
+        "name: demo\ntarget: {type: command, command: [no-such-agent-xyz, '{PROMPT}']}\ntests:\n",
+        "s.eval.yaml:2 target: command target: executable 'no-such-agent-xyz' not found on PATH",
+    ),
+    "judge-provider-unknown": (
+        HEAD.replace("tests:", "judge: {provider: openia, model: m}\ntests:"),
+        "s.eval.yaml:3 judge.provider: Input should be 'openai' or 'anthropic' (got 'openia')",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_i21_5_validate_refuses_what_run_refuses_with_the_same_message(
+    tmp_path: Path, case: str
+) -> None:
+    body, expected = REFUSED[case]
+    write(tmp_path / "agent.py", AGENT)
+    write(tmp_path / "bad.jsonl", "not json\n")
+    write(tmp_path / "s.eval.yaml", body + GOOD_TEST)
+    checked = assay("validate", "s.eval.yaml", cwd=tmp_path)
+    ran = assay("run", "s.eval.yaml", cwd=tmp_path)
+    line = "error: " + expected.replace("{dir}", str(tmp_path.resolve())) + "\n"
+    assert (checked.returncode, checked.stdout, checked.stderr) == (2, "", line)
+    assert (ran.returncode, ran.stderr) == (2, line)
+    assert not (tmp_path / "called").exists()
+
+
+def test_i21_5_validate_imports_a_python_target_but_never_calls_it(tmp_path: Path) -> None:
+    write(tmp_path / "agent.py", AGENT)
+    write(
+        tmp_path / "s.eval.yaml",
+        "name: demo\ntarget: {type: python, function: 'agent:answer'}\ntests:\n" + GOOD_TEST,
+    )
+    done = assay("validate", "s.eval.yaml", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        "ok  s.eval.yaml: suite 'demo', 1 test\n",
+        "",
+    )
+    assert (tmp_path / "imported").exists()  # as `assay run` imports it before its first case
+    assert not (tmp_path / "called").exists()
+
+
+def test_i21_5_a_missing_api_key_warns_in_validate_and_stops_run(tmp_path: Path) -> None:
+    write(
+        tmp_path / "s.eval.yaml",
+        "name: demo\njudge: {model: gpt-4.1-mini}\n"
+        "target: {type: openai, model: gpt-4.1-mini, api_key_env: ASSAY_TEST_NO_SUCH_KEY}\n"
+        "tests:\n  - {id: a, input: hi, expected_outcomes: [Says hi]}\n",
+    )
+    env = assay_env()
+    env.pop("OPENAI_API_KEY", None)
+    env.pop("ASSAY_JUDGE_MODEL", None)
+    messages = (
+        "s.eval.yaml: the judge gpt-4.1-mini reads its API key from OPENAI_API_KEY, which is "
+        "not set; export it, or name another variable in the judge's `api_key_env`",
+        "s.eval.yaml:3 target: openai target: environment variable ASSAY_TEST_NO_SUCH_KEY is "
+        "not set. Export it with your API key, name another variable in `api_key_env`, or set "
+        "`api_key_env: null` for a local server that needs no key",
+    )
+    checked = assay("validate", "s.eval.yaml", cwd=tmp_path, env=env)
+    assert (checked.returncode, checked.stdout) == (0, "ok  s.eval.yaml: suite 'demo', 1 test\n")
+    assert checked.stderr == "".join(f"warning: {m}\n" for m in messages)
+    ran = assay("run", "s.eval.yaml", cwd=tmp_path, env=env)
+    assert (ran.returncode, ran.stderr) == (2, "error: " + "\n".join(messages) + "\n")
 
 
 def test_validate_reports_ok_and_warnings(tmp_path: Path) -> None:

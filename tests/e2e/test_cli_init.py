@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
 from pathlib import Path
 
 from tests.conftest import write
-from tests.e2e._cli import assay, assay_env
+from tests.e2e._cli import ASSAY, assay, assay_env
 
 FILES = ["agent.py", "assay.yaml", "evals/support-judged.eval.yaml", "evals/support.eval.yaml"]
 
 
 def offline_env() -> dict[str, str]:
+    """No judge settings; the virtualenv's assay first on PATH, as when it is activated."""
     env = assay_env()
     for name in ("OPENAI_API_KEY", "ASSAY_JUDGE_MODEL", "ASSAY_JUDGE_BASE_URL"):
         env.pop(name, None)
+    env["PATH"] = f"{Path(ASSAY).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
 
 
@@ -88,3 +93,46 @@ def test_init_into_a_file_path_is_a_usage_error(tmp_path: Path) -> None:
     done = assay("init", "taken", cwd=tmp_path)
     assert done.returncode == 2
     assert "is a file" in done.stderr
+
+
+def _next_steps(stdout: str) -> list[str]:
+    """The commands `assay init` prints under "Next steps:", without their comments."""
+    lines = stdout.split("\nNext steps:\n", 1)[1].splitlines()
+    return [line.split("  # ")[0].strip() for line in lines if line.startswith("  ")]
+
+
+def test_i21_12_init_next_steps_run_as_printed_when_assay_is_not_on_path(tmp_path: Path) -> None:
+    # As after `make demo`: the virtualenv's assay, run by its path, the virtualenv not active.
+    env = {**offline_env(), "PATH": "/usr/bin:/bin"}
+    done = assay("init", "proj", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    steps = _next_steps(done.stdout)
+    executable = shlex.quote(ASSAY)
+    assert steps == [
+        "cd proj",
+        f"{executable} run evals/support.eval.yaml",
+        f"{executable} runs list",
+        f"{executable} serve",
+        "export OPENAI_API_KEY=...",
+        f"{executable} run evals/support-judged.eval.yaml",
+    ]
+    # Each runnable step, pasted into a shell in order (`serve` does not end; the judged run
+    # needs a key), works as printed.
+    script = " && ".join(steps[:3])
+    ran = subprocess.run(
+        ["/bin/sh", "-c", script],
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "result  PASSED" in ran.stdout
+    assert "support" in ran.stdout.split("result  PASSED", 1)[1]  # the stored run is listed
+
+
+def test_i21_12_init_prints_plain_assay_when_that_is_the_one_on_path(tmp_path: Path) -> None:
+    done = assay("init", "proj", cwd=tmp_path, env=offline_env())
+    assert _next_steps(done.stdout)[1] == "assay run evals/support.eval.yaml"

@@ -237,3 +237,83 @@ def test_a_suite_through_evaluate(tmp_path: Path) -> None:
         "json_schema.$",
         "json_schema.$.id",
     ]
+
+
+# --- regexes in schemas (issue 22 item 8) ---------------------------------------------------
+
+EVIL = r"^(a+)+$"
+"""Exponential for a backtracking engine: 33 bytes of output took 78 s with Python's `re`."""
+
+
+@pytest.mark.parametrize(
+    ("schema", "output"),
+    [
+        ({"type": "string", "pattern": EVIL}, json.dumps("a" * 32 + "!")),
+        (
+            {"type": "object", "patternProperties": {EVIL: {"type": "integer"}}},
+            json.dumps({"a" * 32 + "!": 1}),
+        ),
+        (
+            {"type": "object", "patternProperties": {EVIL: {}}, "additionalProperties": False},
+            json.dumps({"a" * 32 + "!": 1}),
+        ),
+    ],
+    ids=["pattern", "patternProperties", "additionalProperties"],
+)
+def test_i22_8_schema_patterns_match_with_re2_in_linear_time(
+    schema: dict[str, Any], output: str
+) -> None:
+    started = time.perf_counter()
+    result = grade(schema, output)
+    elapsed = time.perf_counter() - started
+    # Python's `re` needs ~78 s on this input (doubling with each extra "a"); RE2 ~1 ms.
+    assert elapsed < 2.0, f"took {elapsed:.1f}s"
+    assert result.error is None
+    big = grade(schema, output.replace("a" * 32, "a" * 100_000))
+    assert (big.score, big.error) == (result.score, None)
+
+
+def test_i22_8_re2_patterns_still_decide_what_matches() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"sku": {"type": "string", "pattern": "^[A-Z]-\\d+$"}},
+        "patternProperties": {"^x-": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    assert grade(schema, '{"sku": "A-12", "x-note": "hi"}').score == 1.0
+    result = grade(schema, '{"sku": "a-12", "x-note": 3, "other": 1}')
+    assert [(d.check, d.message) for d in result.details] == [
+        ("json_schema.$", "'other' does not match any of the regexes: '^x-'"),
+        ("json_schema.$.sku", "'a-12' does not match '^[A-Z]-\\\\d+$'"),
+        ("json_schema.$['x-note']", "3 is not of type 'string'"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("schema", "where"),
+    [
+        ({"properties": {"code": {"pattern": r"(a)\1"}}}, "$.properties.code.pattern"),
+        ({"patternProperties": {"(?=x)": {}}}, "$.patternProperties['(?=x)']"),
+        (
+            {"items": {"patternProperties": {"^ok$": {"pattern": "(?<!x)y"}}}},
+            "$.items.patternProperties['^ok$'].pattern",
+        ),
+    ],
+)
+def test_i22_8_patterns_re2_cannot_compile_are_refused_at_load(
+    schema: dict[str, Any], where: str
+) -> None:
+    message = error_of({"type": "json-schema", "schema": schema})
+    assert message.startswith(f"Value error, invalid JSON Schema at {where}: regex ")
+    assert "is not valid RE2" in message
+
+
+def test_i22_8_a_pattern_key_inside_data_is_not_a_regex() -> None:
+    schema = {"const": {"pattern": "(a)\\1"}, "examples": [{"pattern": "(?=x)"}]}
+    assert grade(schema, '{"pattern": "(a)\\\\1"}').score == 1.0
+
+
+def test_i22_8_unevaluated_properties_with_pattern_properties_is_refused() -> None:
+    schema = {"patternProperties": {"^x": {}}, "unevaluatedProperties": False}
+    message = error_of({"type": "json-schema", "schema": schema})
+    assert "`unevaluatedProperties` together with `patternProperties` is not supported" in message

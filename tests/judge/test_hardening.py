@@ -363,8 +363,40 @@ def test_an_override_is_a_file_next_to_the_suite_or_inline_text(tmp_path: Path) 
     with pytest.raises(ValueError) as missing:
         load_override("missing.j2", tmp_path)
     assert str(missing.value) == (
-        f"prompt file 'missing.j2' does not exist (looked at {tmp_path / 'missing.j2'})"
+        f"prompt file 'missing.j2' does not exist (looked at {tmp_path / 'missing.j2'}); "
+        "write the prompt text instead, or fix the path"
     )
+
+
+def test_i21_6_text_that_cannot_be_a_path_is_never_probed_as_one(tmp_path: Path) -> None:
+    long_line = "Rate whether the answer is polite, accurate, and complete. " * 6  # 354 bytes
+    assert load_override(long_line, tmp_path) == (long_line, "inline")
+    # One word longer than a file name may be: still text, never an OSError.
+    assert load_override("x" * 300 + ".md", tmp_path) == ("x" * 300 + ".md", "inline")
+    assert load_override("a/" * 2100 + "b.md", tmp_path) == ("a/" * 2100 + "b.md", "inline")
+    assert load_override("nul\0byte.md", tmp_path) == ("nul\0byte.md", "inline")
+    # A sentence that mentions a file name is a prompt, not a missing file.
+    assert load_override("Follow policy.md strictly", tmp_path) == (
+        "Follow policy.md strictly",
+        "inline",
+    )
+
+
+def test_i21_6_file_scheme_is_always_a_file(tmp_path: Path) -> None:
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "grade").write_text("Is {{ output }} kind?", encoding="utf-8")
+    kind = ("Is {{ output }} kind?", "file:grade")
+    assert load_override("file://prompts/grade", tmp_path) == kind
+    absolute = f"file://{tmp_path / 'prompts' / 'grade'}"
+    assert load_override(absolute, None) == ("Is {{ output }} kind?", "file:grade")
+    with pytest.raises(ValueError) as missing:
+        load_override("file://prompts/nope.txt", tmp_path)
+    assert str(missing.value) == (
+        f"prompt file 'prompts/nope.txt' does not exist (looked at {tmp_path / 'prompts/nope.txt'})"
+    )
+    with pytest.raises(ValueError) as too_long:
+        load_override("file://" + "x" * 300, tmp_path)
+    assert str(too_long.value).startswith(f"prompt file '{'x' * 300}' does not exist")
 
 
 def test_delimiters_of_this_prompt_get_lines_of_their_own_and_others_do_not() -> None:

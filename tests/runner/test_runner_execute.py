@@ -296,8 +296,15 @@ def test_the_writer_process_ends_when_the_target_cannot_be_set_up(
 ) -> None:
     events, pids = _watch_writer_process(monkeypatch)
     tests = [ok_case(f"c{i}") for i in range(4)]
+    plan = plan_run(python_suite(agent, tests), load_project(), RunOptions())
+
+    def refuse(target: PythonTarget, base_dir: Path) -> None:
+        raise UsageError("the module changed since the run was planned")
+
+    # Planning checks the target as its set-up does; here the set-up fails all the same.
+    monkeypatch.setattr(PythonTarget, "check", refuse)
     with SQLiteStore(tmp_path / "runs.db") as store, pytest.raises(UsageError):
-        run(python_suite(agent, tests, function="no_such_function"), store)
+        asyncio.run(execute(plan, store))
     assert events == ["writer process", "target set-up"]
     with pytest.raises(ProcessLookupError):  # ended and reaped, not left behind
         os.kill(pids[0], 0)

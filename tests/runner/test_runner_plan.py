@@ -434,14 +434,17 @@ def test_a_suite_target_name_can_name_a_project_target(tmp_path: Path) -> None:
 
 
 def test_the_project_target_is_the_default(tmp_path: Path) -> None:
+    # Planning imports a python target's module (as the set-up does), next to assay.yaml.
+    write(tmp_path / "plan_project_agent.py", "def answer(case):\n    return 'x'\n")
     project(
-        "target: shared\ntargets:\n  shared: {type: python, function: 'agent:answer'}\n"
+        "target: shared\ntargets:\n"
+        "  shared: {type: python, function: 'plan_project_agent:answer'}\n"
         "  spare: {type: fake, default: x}\n"
     )
     loaded = parse_suite({"name": "s", "tests": [case("a", 1.0)]}, base_dir=tmp_path / "evals")
     planned = plan(loaded)
     assert planned.target_name == "shared"
-    assert planned.target == PythonTarget(type="python", function="agent:answer")
+    assert planned.target == PythonTarget(type="python", function="plan_project_agent:answer")
     assert planned.target_base_dir == tmp_path
 
 
@@ -471,8 +474,9 @@ def test_an_inline_target_is_described_by_its_type(tmp_path: Path) -> None:
     fake = plan(suite(case("a", 1.0)))
     assert (fake.target_name, fake.target) == ("fake", FakeTarget(type="fake", default="yes"))
     assert fake.target_base_dir == tmp_path
-    inline_python = suite(case("a", 1.0), target={"type": "python", "function": "bot:answer"})
-    assert plan(inline_python).target_name == "python bot:answer"
+    write(tmp_path / "plan_inline_bot.py", "def answer(case):\n    return 'x'\n")
+    inline = {"type": "python", "function": "plan_inline_bot:answer"}
+    assert plan(suite(case("a", 1.0), target=inline)).target_name == "python plan_inline_bot:answer"
 
 
 def test_an_unknown_target_lists_the_known_ones() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from assay.errors import ConfigError, ConfigIssue, TargetError
+from assay.errors import ConfigError, ConfigIssue, TargetError, UsageError
 from assay.results import Message, TargetOutput, TokenUsage, ToolCall
 from assay.targets import BUILTIN_TARGETS, ReplayTarget, TargetRequest, TargetSpec
 
@@ -173,11 +173,13 @@ def test_duplicate_records_are_an_error(tmp_path: Path) -> None:
     ]
 
 
-def test_a_missing_file_is_a_config_error(tmp_path: Path) -> None:
-    assert [str(i) for i in _load_issues(tmp_path)] == [
-        "recorded.jsonl: recorded outputs file not found (`path:` is relative to the suite "
-        "file's directory)"
-    ]
+def test_a_missing_file_is_a_usage_error_the_plan_locates_in_the_suite(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as caught:
+        asyncio.run(_target().setup(tmp_path))
+    assert str(caught.value) == (
+        "replay target: recorded outputs file recorded.jsonl not found (`path:` is relative to "
+        "the suite file's directory)"
+    )
 
 
 def test_spans_in_a_record_become_tool_calls_and_usage(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from assay._paths import could_be_path, is_file
 from assay.api._export import read_export
 from assay.comparison import CompareThresholds, Comparison
 from assay.comparison import compare as compare_runs
@@ -36,7 +37,7 @@ def is_file_ref(ref: str) -> bool:
     """
     if ref == BASELINE_REF or _LATEST.fullmatch(ref):
         return False
-    return ref.endswith(".jsonl") or Path(ref).is_file()
+    return ref.endswith(".jsonl") or (could_be_path(ref) and is_file(Path(ref)))
 
 
 def resolve_run_ref(store: Store, ref: str, *, suite: str | None = None) -> str:
@@ -135,7 +136,7 @@ def _load(
     """The run `ref` names and its case results (streamed from the store, or from the file)."""
     if allow_files and is_file_ref(ref):
         path = Path(ref)
-        if not path.is_file():
+        if not is_file(path):
             raise UsageError(
                 f"{ref}: file not found (a reference ending in .jsonl is read as an "
                 "`assay runs export` file)"

@@ -9,8 +9,9 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from assay._strict_model import suggest
 from assay.api._callables import GraderLike, TargetLike, as_graders, as_target
 from assay.cache import DEFAULT_CACHE_PATH, CacheMode, ResponseCache
 from assay.config import (
@@ -62,9 +63,22 @@ _T = TypeVar("_T")
 
 
 class EvalConfig(BaseModel):
-    """Per-run settings for `evaluate`; each wins over the suite and project config."""
+    """Per-run settings for `evaluate`; each wins over the suite and project config.
+
+    A wrong argument raises `assay.UsageError` (an unknown one with "did you mean"), as a
+    wrong command-line option does, not pydantic's `ValidationError`.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __init__(self, **settings: object) -> None:
+        """Raises:
+        UsageError: An unknown setting (with the closest known one), or a value out of range.
+        """
+        try:
+            super().__init__(**settings)
+        except ValidationError as exc:
+            raise UsageError(_config_problems(exc)) from None
 
     threshold: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     """Case pass threshold; overrides every config level, exactly like `--threshold`."""
@@ -107,6 +121,23 @@ class EvalConfig(BaseModel):
                 "borderline band lies below the pass threshold"
             )
         return self
+
+
+def _config_problems(exc: ValidationError) -> str:
+    """`EvalConfig`'s validation errors as one message, each naming its setting."""
+    known = set(EvalConfig.model_fields)
+    problems: list[str] = []
+    for err in exc.errors(include_url=False):
+        name = str(err["loc"][0]) if err["loc"] else ""
+        if err["type"] == "extra_forbidden":
+            problems.append(f"unknown setting '{name}'.{suggest(name, known)}")
+            continue
+        message = str(err["msg"]).removeprefix("Value error, ")
+        given = err.get("input")
+        shown = f" (got {given!r})" if isinstance(given, str | int | float) and name else ""
+        problems.append(f"{name}: {message}{shown}" if name else message)
+    unique = list(dict.fromkeys(problems))
+    return f"EvalConfig: {'; '.join(unique)}"
 
 
 def open_cache(mode: CacheMode, path: Path = DEFAULT_CACHE_PATH) -> ResponseCache | None:

@@ -7,13 +7,17 @@ The plain suite runs offline immediately; the judged one needs the judge set in 
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+import sys
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
 import click
 
-__all__ = ["GITIGNORE_ENTRIES", "command", "scaffold"]
+__all__ = ["GITIGNORE_ENTRIES", "command", "invocation", "scaffold"]
 
 _TEMPLATES = "templates/init"
 _SUFFIX = ".tmpl"
@@ -78,6 +82,28 @@ def scaffold(directory: Path, *, force: bool = False) -> list[Path]:
     return written
 
 
+def invocation() -> str:
+    """How to run this assay again from a shell, as the next steps print it: `assay` when
+    that is the executable on PATH; else this executable's absolute path (a virtualenv's
+    assay, as `make demo` leaves it, is not on PATH until the virtualenv is activated, and
+    the steps `cd` first); else `python -m assay` with this interpreter."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.stem == "assay" and script.suffix in ("", ".exe"):
+        found = shutil.which("assay")
+        if found is not None and _same_file(Path(found), script):
+            return "assay"
+        if script.is_file():
+            return shlex.quote(os.path.abspath(script))
+    return f"{shlex.quote(sys.executable)} -m assay"
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
+
+
 @click.command("init")
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite files that already exist.")
@@ -90,13 +116,15 @@ def command(directory: Path, force: bool) -> None:
     written = scaffold(directory, force=force)
     for path in written:
         click.echo(f"created {path}" if path.name != ".gitignore" else f"updated {path}")
-    steps = [] if directory.resolve() == Path.cwd().resolve() else [(f"cd {directory}", "")]
+    here = directory.resolve() == Path.cwd().resolve()
+    steps = [] if here else [(f"cd {shlex.quote(str(directory))}", "")]
+    assay = invocation()
     steps += [
-        ("assay run evals/support.eval.yaml", "runs offline, no API key needed"),
-        ("assay runs list", "the stored runs"),
-        ("assay serve", "browse them in the studio: http://127.0.0.1:8321"),
+        (f"{assay} run evals/support.eval.yaml", "runs offline, no API key needed"),
+        (f"{assay} runs list", "the stored runs"),
+        (f"{assay} serve", "browse them in the studio: http://127.0.0.1:8321"),
         ("export OPENAI_API_KEY=...", "or set judge.base_url in assay.yaml"),
-        ("assay run evals/support-judged.eval.yaml", "graded by the LLM judge"),
+        (f"{assay} run evals/support-judged.eval.yaml", "graded by the LLM judge"),
     ]
     width = max(len(step) for step, _ in steps) + 2
     click.echo("\nNext steps:")

@@ -8,7 +8,8 @@ import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from assay.config._yaml import Located, LocPath, load_yaml
+from assay._paths import is_file
+from assay.config._yaml import MAX_DEPTH, Located, LocPath, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.results import JSON
 
@@ -32,6 +33,43 @@ TestEntries = dict[LocPath, Located]
 """Where the parts of one test came from, keyed by path within the test (`()`: the test)."""
 
 
+def _nested_json(text: str) -> JSON:
+    """`json.loads`, refusing nesting deeper than a YAML suite may have (`MAX_DEPTH`): Python's
+    decoder recurses, and a line of 100,000 `[` crashed the load.
+
+    Raises:
+        json.JSONDecodeError: Not JSON.
+        ValueError: Nested too deeply.
+    """
+    opened = text.count("[") + text.count("{")
+    if opened > MAX_DEPTH and _depth(text) > MAX_DEPTH:
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    value: JSON = json.loads(text)
+    return value
+
+
+def _depth(text: str) -> int:
+    """The deepest bracket nesting of JSON text, outside strings (checked before parsing)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
 def _jsonl(path: Path, name: str) -> Iterator[tuple[JSON, TestEntries]]:
     issues: list[ConfigIssue] = []
     with path.open(encoding="utf-8") as handle:
@@ -39,11 +77,14 @@ def _jsonl(path: Path, name: str) -> Iterator[tuple[JSON, TestEntries]]:
             if not line.strip():
                 continue
             try:
-                item = json.loads(line)
+                item = _nested_json(line)
             except json.JSONDecodeError as exc:
                 issues.append(
                     ConfigIssue(name, lineno, "", f"invalid JSON: {exc.msg} (column {exc.colno})")
                 )
+                continue
+            except ValueError as exc:
+                issues.append(ConfigIssue(name, lineno, "", str(exc)))
                 continue
             if not issues:  # after a bad line only the file's other bad lines matter
                 # One entry per test: everything inside a JSONL test is on its line, and the
@@ -58,11 +99,13 @@ def _csv_cell(column: str, cell: str, name: str, line: int) -> JSON:
         return [part.strip() for part in cell.split(";") if part.strip()]
     if column in CSV_JSON_FIELDS:
         try:
-            return json.loads(cell)
+            return _nested_json(cell)
         except json.JSONDecodeError as exc:
             raise ConfigError(
                 [ConfigIssue(name, line, column, f"column '{column}' must hold JSON: {exc.msg}")]
             ) from None
+        except ValueError as exc:
+            raise ConfigError([ConfigIssue(name, line, column, str(exc))]) from None
     return cell
 
 
@@ -139,7 +182,7 @@ def iter_tests(spec: str, base_dir: Path, origin: Located) -> Iterator[tuple[JSO
                     )
                 ]
             )
-        if not path.is_file():
+        if not is_file(path):
             raise ConfigError(
                 [ConfigIssue(origin.file, origin.line, "tests", f"tests file '{spec}' not found")]
             )

@@ -23,6 +23,8 @@ def _real_path(loc: tuple[int | str, ...], data: JSON) -> LocPath:
     path: list[str | int] = []
     node = data
     for i, part in enumerate(loc):
+        if part == "[key]":  # pydantic's marker of an error in a mapping's key, not its value
+            break
         in_dict = isinstance(node, dict) and part in node
         in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
         if in_dict or in_list:

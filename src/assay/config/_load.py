@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from assay.config._expansions import Expansions, recording
 from assay.config._project_store import PROJECT_FILE, find_project, resolve_store
 from assay.config._stream import TestsReader, read_dataset
 from assay.config._suite import ProjectConfig, Suite, SuiteTests
-from assay.config._yaml import SourceMap, load_yaml
+from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.graders import Grader
 from assay.results import JSON
@@ -65,6 +65,9 @@ class LoadedSuite:
     expansions: Expansions = field(default_factory=Expansions)
     """The `${VAR}` values loading put into the suite (its file and dataset files): run
     snapshots store the suite with them as written (`Expansions.redact`)."""
+    target_lines: Mapping[str, int] = field(default_factory=dict)
+    """The lines of `target` and of each `targets.<name>`: where a problem found when the run
+    is planned (a python target's missing function) is reported."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,13 @@ class LoadedProject:
     warnings: list[ConfigIssue] = field(default_factory=list)
     expansions: Expansions = field(default_factory=Expansions)
     """The `${VAR}` values loading put into the config (see `LoadedSuite.expansions`)."""
+    target_lines: Mapping[str, int] = field(default_factory=dict)
+    """The line of each `targets.<name>` (as `LoadedSuite.target_lines`)."""
+
+    @property
+    def display(self) -> str:
+        """The config file as shown in messages."""
+        return display_path(self.path) if self.path else PROJECT_FILE
 
     @property
     def base_dir(self) -> Path:
@@ -158,7 +168,23 @@ def parse_suite(
     document, suite_tests, needs_judge = reader.finish(source)
     assert suite is not None  # finish raises unless the suite is valid
     loaded = suite.model_copy(update={"tests": suite_tests})
-    return LoadedSuite(loaded, base, source.default_file, warnings, document, tuple(needs_judge))
+    return LoadedSuite(
+        loaded,
+        base,
+        source.default_file,
+        warnings,
+        document,
+        tuple(needs_judge),
+        target_lines=_target_lines(suite.targets, source, inline=True),
+    )
+
+
+def _target_lines(names: Iterable[str], source: SourceMap, *, inline: bool) -> dict[str, int]:
+    """The lines of `target` (with `inline`) and `targets.<name>`, keyed by YAML path."""
+    paths: list[LocPath] = [("target",)] if inline else []
+    paths += [("targets", name) for name in names]
+    lines = {format_path(path): source.entries.get(path) for path in paths}
+    return {path: where.line for path, where in lines.items() if where and where.line}
 
 
 def _raise_invalid(data: dict[str, JSON], source: SourceMap) -> None:
@@ -238,4 +264,10 @@ def load_project(path: Path | None = None) -> LoadedProject:
         config = ProjectConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(issues_from_validation(exc, data, source)) from None
-    return LoadedProject(config, path, warnings, expansions)
+    return LoadedProject(
+        config,
+        path,
+        warnings,
+        expansions,
+        target_lines=_target_lines(config.targets, source, inline=False),
+    )

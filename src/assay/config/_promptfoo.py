@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.config._promptfoo_asserts import Mapped, judge_of, map_assertion
-from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml
+from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml, parse_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.results import JSON
 
@@ -196,11 +196,9 @@ class _Converter:
             return []
         if ref.endswith(".csv"):
             return [_csv_test(row) for row in csv.DictReader(text.splitlines())]
-        import yaml
-
-        try:
-            loaded = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
+        try:  # bounded like a suite file: the referenced file is just as untrusted
+            loaded, _ = parse_yaml(text, ref, interpolate=False)
+        except ConfigError as exc:
             self.error(("tests", i), f"'{ref}' is not valid YAML or JSON: {exc}")
             return []
         if not isinstance(loaded, list) or not all(isinstance(t, dict) for t in loaded):

@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from assay._strict_model import StrictModel
+from assay._strict_model import NO_NUL, Label, StrictModel
 from assay.config._execution import SuiteExecution, TestExecution, Unit, VerdictSettings
 from assay.config._regression import RegressionConfig
 from assay.graders import GraderSpec, RubricItems
@@ -45,6 +45,7 @@ def _as_list(value: object) -> object:
 
 
 StrList = Annotated[list[str], BeforeValidator(_as_list)]
+LabelList = Annotated[list[Label], BeforeValidator(_as_list)]
 
 
 class InputMessage(StrictModel):
@@ -76,7 +77,7 @@ class Turn(StrictModel):
 class TestCase(StrictModel):
     """One test case."""
 
-    id: Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
+    id: Annotated[str, Field(min_length=1, pattern=r"^\S+$"), NO_NUL]
     """Unique within the suite; no whitespace."""
     description: str | None = None
     """What this case checks, for people."""
@@ -104,7 +105,7 @@ class TestCase(StrictModel):
     """Graders for this test (run before the suite's default assertions)."""
     execution: TestExecution | None = None
     """Per-test execution settings."""
-    tags: StrList = Field(default_factory=list)
+    tags: LabelList = Field(default_factory=list)
     """Labels for filtering and reporting."""
     metadata: dict[str, JSON] = Field(default_factory=dict)
     """Free-form data passed to the target and templates."""
@@ -192,7 +193,7 @@ class Suite(StrictModel):
     """What the suite evaluates."""
     target: str | TargetSpec | None = None
     """The system under test: a name from `targets` (suite or project), or an inline target."""
-    targets: dict[str, TargetSpec] = Field(default_factory=dict)
+    targets: dict[Label, TargetSpec] = Field(default_factory=dict)
     """Named target definitions."""
     judge: JudgeSpec | None = None
     """The default LLM judge of the suite's judged graders (over the project's `judge:`)."""
@@ -229,7 +230,7 @@ class ProjectConfig(VerdictSettings):
     """Default cases-dimension threshold."""
     target: str | None = None
     """Default target name for suites that name none."""
-    targets: dict[str, TargetSpec] = Field(default_factory=dict)
+    targets: dict[Label, TargetSpec] = Field(default_factory=dict)
     """Targets shared by every suite of the project."""
     judge: JudgeSpec | None = None
     """The default LLM judge of every suite of the project."""

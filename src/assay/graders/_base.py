@@ -12,7 +12,7 @@ from typing import Annotated, Any, get_args
 
 from pydantic import Field, model_validator
 
-from assay._strict_model import StrictModel
+from assay._strict_model import Label, StrictModel
 from assay.cache import CacheMiss
 from assay.graders._details import cap_details
 from assay.judge import JudgeError, Judgement, JudgePool
@@ -131,7 +131,7 @@ class Grader(StrictModel, ABC):
     """
 
     type: str
-    name: str | None = None
+    name: Label | None = None
     """Name shown in reports and used by `safety_gate`; defaults to the type."""
     weight: Annotated[float, Field(ge=0.0)] = 1.0
     """Weight in the case score; 0 reports the grader without scoring it."""

@@ -25,6 +25,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from assay._paths import is_file
 from assay._processes import exit_reason, kill_group
 from assay._references import UnresolvedReference, resolve_reference, split_command
 from assay._strict_model import suggest
@@ -305,7 +306,7 @@ class CodeGrader(Grader):
         env_path = self.env.get("PATH", os.environ.get("PATH"))
         if Path(program).name != program:
             # a relative path resolves against the suite's directory, known only when grading
-            if Path(program).is_absolute() and not Path(program).is_file():
+            if Path(program).is_absolute() and not is_file(Path(program)):
                 raise ValueError(f"program '{program}' not found")
         elif shutil.which(program, path=env_path) is None:
             raise ValueError(f"program '{program}' not found on PATH")

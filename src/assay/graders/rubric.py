@@ -14,7 +14,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator
 
-from assay._strict_model import StrictModel
+from assay._strict_model import NO_NUL, StrictModel
 from assay.graders._base import GradingContext, Measurement, Unit
 from assay.graders._details import detail
 from assay.graders._judged import JudgedGrader
@@ -68,7 +68,7 @@ def _band_problem(bands: list[ScoreBand]) -> str | None:
 class RubricItem(StrictModel):
     """One statement the judge scores 0–10; its weight counts in the rubric's score."""
 
-    id: Annotated[str, Field(min_length=1)]
+    id: Annotated[str, Field(min_length=1), NO_NUL]
     """A name unique within the rubric; the item's Detail is `rubric.<id>`."""
     outcome: Annotated[str, Field(min_length=1)]
     """The statement being judged, e.g. "States the refund deadline correctly"."""

@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assay._paths import FILE_SCHEME, could_be_path, existing_file, is_file
 from assay.judge._hardening import SYSTEM_RULES, block, documents, new_nonce, untrusted_texts
 from assay.results import JSON
 
@@ -201,22 +202,44 @@ def builtin(name: str, variables: frozenset[str] = TEST_FIELDS) -> PromptTemplat
 
 
 def load_override(prompt: str, base_dir: Path | None) -> tuple[str, str]:
-    """A `prompt:` option's template text and origin: a file path when it is one line that
-    names an existing file (relative to the suite), otherwise the inline text.
+    """A `prompt:` option's template text and origin.
+
+    A prompt is a file when written `file://path` (AgentV 4.6+), or when it is a path to a
+    file that exists (relative to the suite); any other text is the prompt itself. Text that
+    cannot be a path (several lines, too long) is never probed as one.
 
     Raises:
-        ValueError: A one-line value ending in .md/.txt/.j2/.jinja names no file.
+        ValueError: A `file://` path names no readable file, or a single word ending in
+            .md/.txt/.j2/.jinja/.jinja2 names no file (a prompt file meant and mistyped).
     """
     candidate = prompt.strip()
-    if "\n" not in candidate:
-        path = Path(candidate)
+    if candidate.startswith(FILE_SCHEME):
+        name = candidate.removeprefix(FILE_SCHEME)
+        path = Path(name)
         if base_dir is not None and not path.is_absolute():
             path = base_dir / path
-        if path.suffix in _TEMPLATE_SUFFIXES or path.is_file():
-            if not path.is_file():
-                raise ValueError(f"prompt file '{candidate}' does not exist (looked at {path})")
-            return path.read_text("utf-8"), f"file:{Path(candidate).name}"
+        if not could_be_path(name) or not is_file(path):
+            raise ValueError(f"prompt file '{name}' does not exist (looked at {path})")
+        return _read(path, name), f"file:{path.name}"
+    found = existing_file(candidate, base_dir)
+    if found is not None:
+        return _read(found, candidate), f"file:{found.name}"
+    if could_be_path(candidate) and not any(c.isspace() for c in candidate):
+        path = Path(candidate)
+        if path.suffix in _TEMPLATE_SUFFIXES:
+            where = base_dir / path if base_dir is not None and not path.is_absolute() else path
+            raise ValueError(
+                f"prompt file '{candidate}' does not exist (looked at {where}); write the "
+                "prompt text instead, or fix the path"
+            )
     return prompt, "inline"
+
+
+def _read(path: Path, name: str) -> str:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read prompt file '{name}': {exc}") from None
 
 
 _TEMPLATE_SUFFIXES = frozenset({".md", ".txt", ".j2", ".jinja", ".jinja2"})

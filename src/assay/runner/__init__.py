@@ -9,6 +9,7 @@ from assay.runner._plan import (
     RunOptions,
     RunPlan,
     iter_cases,
+    missing_keys,
     plan_run,
 )
 from assay.runner._regression import RegressionSettings, check_baseline, track_resumed_run
@@ -35,6 +36,7 @@ __all__ = [
     "check_resumable",
     "execute",
     "iter_cases",
+    "missing_keys",
     "new_run_id",
     "plan_for_resume",
     "plan_from_snapshot",

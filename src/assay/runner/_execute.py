@@ -34,7 +34,7 @@ from assay.results import (
     now_iso,
 )
 from assay.runner._dispatch import Dispatcher, LocalDispatch, RayOptions
-from assay.runner._plan import RunOptions, RunPlan, check_judge_key, iter_cases
+from assay.runner._plan import RunOptions, RunPlan, check_api_keys, iter_cases
 from assay.runner._regression import RegressionTracker, track_new_run, track_resumed_run
 from assay.runner._retry import RetryPolicy
 from assay.runner._warm import warm_up_graders
@@ -404,7 +404,7 @@ async def _execute(
     resume: Resume | None,
     ray: RayOptions | None,
 ) -> RunResult:
-    check_judge_key(plan)
+    check_api_keys(plan)
     # The baseline is found before the target is set up: an unknown one stops the run at once.
     run_id, started_at = run_id or new_run_id(), now_iso()
     if resume is None:

@@ -20,7 +20,7 @@ from assay.config import (
     TestExecution,
     case_graders,
 )
-from assay.errors import ConfigError, UsageError
+from assay.errors import ConfigError, ConfigIssue, UsageError
 from assay.graders import ExpectedOutcomes, Grader
 from assay.judge import JudgeSpec, judge_from_env, merge_judges
 from assay.results import JSON, Message, RunConfigSnapshot
@@ -44,8 +44,9 @@ __all__ = [
     "CasePlan",
     "RunOptions",
     "RunPlan",
-    "check_judge_key",
+    "check_api_keys",
     "iter_cases",
+    "missing_keys",
     "plan_run",
 ]
 
@@ -175,6 +176,8 @@ class RunPlan:
     regression: RegressionSettings | None = None
     """The regression metric's settings; None when the run is not measured against a
     baseline."""
+    target_at: TargetAt = ("", None, "target")
+    """Where the target is defined, for messages about it."""
 
     @property
     def default_judge(self) -> JudgeSpec | None:
@@ -187,9 +190,13 @@ class RunPlan:
         return self.loaded.suite.name
 
 
+TargetAt = tuple[str, int | None, str]
+"""Where the run's target is defined: file, line, YAML path (`targets.bot`)."""
+
+
 def _resolve_target(
     loaded: LoadedSuite, project: LoadedProject, override: str | None
-) -> tuple[str, Target, Path]:
+) -> tuple[str, Target, Path, TargetAt]:
     suite = loaded.suite
     choice = override if override is not None else suite.target
     if choice is None:
@@ -200,14 +207,29 @@ def _resolve_target(
             "or pass --target NAME"
         )
     if isinstance(choice, Target):
-        return choice.describe(), choice, loaded.base_dir
+        at = (loaded.display, loaded.target_lines.get("target"), "target")
+        return choice.describe(), choice, loaded.base_dir, at
     if choice in suite.targets:
-        return choice, suite.targets[choice], loaded.base_dir
+        path = f"targets.{choice}"
+        at = (loaded.display, loaded.target_lines.get(path), path)
+        return choice, suite.targets[choice], loaded.base_dir, at
     if choice in project.config.targets:
-        return choice, project.config.targets[choice], project.base_dir
+        path = f"targets.{choice}"
+        at = (project.display, project.target_lines.get(path), path)
+        return choice, project.config.targets[choice], project.base_dir, at
     known = sorted({*suite.targets, *project.config.targets})
     hint = f" Known targets: {', '.join(known)}." if known else " Define it under `targets:`."
     raise UsageError(f"{loaded.display}: unknown target '{choice}'.{hint}")
+
+
+def _check_target(target: Target, base_dir: Path, at: TargetAt) -> None:
+    """Refuse now, located where the target is defined, what its set-up would refuse (a
+    python target's missing function, a missing replay file): planning is what `assay run`
+    does for every suite before running any, and what `assay validate` does."""
+    try:
+        target.check(base_dir)
+    except UsageError as exc:
+        raise ConfigError([ConfigIssue(*at, str(exc))]) from None
 
 
 def _case_bands(
@@ -319,23 +341,40 @@ def _judges(
     return base, forced
 
 
-def check_judge_key(plan: RunPlan) -> None:
-    """Stop a run whose default judge talks to the provider's own endpoint without its key
-    before any case runs (a judge with its own `base_url` may need none).
-
-    Raises:
-        UsageError: The key's environment variable is not set.
-    """
+def missing_keys(plan: RunPlan) -> list[str]:
+    """The API keys the run needs and the environment lacks, one message each: the default
+    judge's (when it talks to the provider's own endpoint; one with its own `base_url` may
+    need none) and the target's. `run` stops on them, `validate` warns."""
+    problems: list[str] = []
     judge = plan.default_judge
     variable = judge.resolved_api_key_env if judge else None
-    if not plan.loaded.needs_judge or judge is None or judge.base_url or not variable:
-        return
-    if not os.environ.get(variable):
-        raise UsageError(
+    if (
+        plan.loaded.needs_judge
+        and judge is not None
+        and not judge.base_url
+        and variable
+        and not os.environ.get(variable)
+    ):
+        problems.append(
             f"{plan.loaded.display}: the judge {judge.model} reads its API key from "
             f"{variable}, which is not set; export it, or name another variable in the "
             "judge's `api_key_env`"
         )
+    target = plan.target.missing_key()
+    if target is not None:
+        problems.append(str(ConfigIssue(*plan.target_at, target)))
+    return problems
+
+
+def check_api_keys(plan: RunPlan) -> None:
+    """Stop a run before any case when the judge or the target lacks its API key.
+
+    Raises:
+        UsageError: A key's environment variable is not set (every missing one named).
+    """
+    problems = missing_keys(plan)
+    if problems:
+        raise UsageError("\n".join(problems))
 
 
 def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -> RunPlan:
@@ -345,7 +384,8 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
         UsageError: no target, or an unknown target name.
         ConfigError: judged graders or expected outcomes and no judge configured anywhere.
     """
-    target_name, target, base_dir = _resolve_target(loaded, project, options.target)
+    target_name, target, base_dir, target_at = _resolve_target(loaded, project, options.target)
+    _check_target(target, base_dir, target_at)
     suite_exec = loaded.suite.execution
     project_cfg = project.config
     tests = loaded.suite.tests
@@ -391,6 +431,7 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
         target=target,
         target_name=target_name,
         target_base_dir=base_dir,
+        target_at=target_at,
         concurrency=concurrency,
         judge_concurrency=suite_exec.judge_concurrency or DEFAULT_CONCURRENCY,
         max_retries=_first_int(suite_exec.max_retries, DEFAULT_MAX_RETRIES),

@@ -75,9 +75,26 @@ class Target(StrictModel, ABC):
         assert private is not None
         return cast(_State, private[name])
 
-    async def setup(self, base_dir: Path) -> None:
-        """Prepare once before the first case (import a module, check a command); default none."""
+    def check(self, base_dir: Path) -> None:
+        """Refuse what `setup` would refuse, without calling the system under test or opening
+        a connection: the one check `assay run` (when it plans the run) and `assay validate`
+        share. A missing API key is not checked here (see `missing_key`). Default none.
+
+        Raises:
+            UsageError: The target cannot be set up (what, and how to fix it).
+            ConfigError: A file the target reads is invalid (issues located in that file).
+        """
         del base_dir
+
+    def missing_key(self) -> str | None:
+        """Why `setup` would stop for want of an API key (its environment variable is
+        unset), or None: a warning for `validate`, an error for `run`. Default None."""
+        return None
+
+    async def setup(self, base_dir: Path) -> None:
+        """Prepare once before the first case (import a module, open a session); default
+        `check`."""
+        self.check(base_dir)
 
     async def teardown(self) -> None:
         """Release what `setup` acquired (HTTP sessions, SDK clients); default none."""

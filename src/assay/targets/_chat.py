@@ -15,6 +15,7 @@ from abc import abstractmethod
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Annotated, ClassVar, Generic, TypeVar
 
@@ -178,14 +179,29 @@ class ChatModelTarget(Target):
         if self.api_key_env is None:
             # SDKs refuse to start without a key; a local server ignores it.
             return _NO_KEY
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise UsageError(
-                f"{self.provider} target: environment variable {self.api_key_env} is not set. "
-                f"Export it with your API key, name another variable in `api_key_env`, or set "
-                f"`api_key_env: null` for a local server that needs no key"
-            )
-        return key
+        problem = self.missing_key()
+        if problem is not None:
+            raise UsageError(problem)
+        return os.environ[self.api_key_env]
+
+    def missing_key(self) -> str | None:
+        """The message `api_key` raises when `api_key_env` is named and unset, or None."""
+        if self.api_key_env is None or os.environ.get(self.api_key_env):
+            return None
+        return (
+            f"{self.provider} target: environment variable {self.api_key_env} is not set. "
+            f"Export it with your API key, name another variable in `api_key_env`, or set "
+            f"`api_key_env: null` for a local server that needs no key"
+        )
+
+    def check(self, base_dir: Path) -> None:
+        """The SDK is installed (its API key is `missing_key`'s concern).
+
+        Raises:
+            UsageError: It is not.
+        """
+        del base_dir
+        self.sdk()
 
     def resolved_base_url(self) -> str:
         """The endpoint requests go to: `base_url`, else the SDK's environment variable or

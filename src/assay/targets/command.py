@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
+from assay._paths import is_file
 from assay._processes import exit_reason, kill_group
 from assay._references import split_command
 from assay.errors import TargetError, UsageError
@@ -64,8 +65,8 @@ class CommandTarget(Target):
         line = self.command if isinstance(self.command, str) else shlex.join(self.command)
         return f"command {line}"
 
-    async def setup(self, base_dir: Path) -> None:
-        """Check that the working directory and the executable exist.
+    def check(self, base_dir: Path) -> None:
+        """Check that the working directory and the executable exist (nothing is run).
 
         Raises:
             UsageError: Either is missing.
@@ -76,7 +77,7 @@ class CommandTarget(Target):
         program = self.argv[0]
         if _is_path(program):
             # Like the OS, resolve a relative program path against the working directory.
-            found = (cwd / program).is_file()
+            found = is_file(cwd / program)
         else:
             found = shutil.which(program, path=self._env().get("PATH")) is not None
         if not found:

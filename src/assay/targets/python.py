@@ -101,14 +101,24 @@ class PythonTarget(Target):
         """The function reference, e.g. `python my_agent.bot:answer`."""
         return f"python {self.function}"
 
-    async def setup(self, base_dir: Path) -> None:
-        """Import the function once.
+    def check(self, base_dir: Path) -> None:
+        """Import the function's module (once per process) and find the function, without
+        calling it: importing runs the module's top-level code, as the run's set-up would.
 
         Raises:
             UsageError: The module cannot be imported, or the attribute is missing or not
                 callable.
         """
         self._resolve(base_dir)
+
+    async def setup(self, base_dir: Path) -> None:
+        """Import the function once (`check`).
+
+        Raises:
+            UsageError: The module cannot be imported, or the attribute is missing or not
+                callable.
+        """
+        self.check(base_dir)
 
     async def call(self, request: TargetRequest) -> TargetOutput:
         """Call the function with the case and parse what it returns.

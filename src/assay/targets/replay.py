@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import PrivateAttr, field_validator
 
-from assay.errors import ConfigError, ConfigIssue, TargetError
+from assay.errors import ConfigError, ConfigIssue, TargetError, UsageError
 from assay.results import JSON, TargetOutput
 from assay.targets._base import Target, TargetRequest
 from assay.targets._output import parse_target_output
@@ -65,14 +65,29 @@ class ReplayTarget(Target):
         """The file as written, e.g. `replay ./recorded.jsonl`."""
         return f"replay {self.path}"
 
-    async def setup(self, base_dir: Path) -> None:
-        """Load and index the recorded outputs.
+    def check(self, base_dir: Path) -> None:
+        """Load and index the recorded outputs (kept for `setup`).
 
         Raises:
-            ConfigError: The file is missing, a line is not JSON, a record is malformed, or
-                two records share a test id and repeat index; each issue names its line.
+            UsageError: The file is missing or unreadable.
+            ConfigError: A line is not JSON, a record is malformed, or two records share a
+                test id and repeat index; each issue names its line.
         """
         self._load(base_dir)
+
+    async def setup(self, base_dir: Path) -> None:
+        """Load and index the recorded outputs, unless `check` just did.
+
+        Raises:
+            UsageError: The file is missing or unreadable.
+            ConfigError: A record is invalid (located in the file).
+        """
+        if self._recording.outputs is None:
+            self._load(base_dir)
+
+    async def teardown(self) -> None:
+        """Forget the recording: a later run reads the file again."""
+        self._recording.outputs = None
 
     async def call(self, request: TargetRequest) -> TargetOutput:
         """Return the recorded output of this case and repeat (or repeat 0's).
@@ -105,19 +120,12 @@ class ReplayTarget(Target):
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise ConfigError(
-                [
-                    ConfigIssue(
-                        shown,
-                        None,
-                        "",
-                        "recorded outputs file not found (`path:` is "
-                        "relative to the suite file's directory)",
-                    )
-                ]
+            raise UsageError(
+                f"replay target: recorded outputs file {shown} not found (`path:` is relative "
+                "to the suite file's directory)"
             ) from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError([ConfigIssue(shown, None, "", f"cannot read: {exc}")]) from None
+            raise UsageError(f"replay target: cannot read {shown}: {exc}") from None
         outputs: dict[_Key, TargetOutput] = {}
         first_line: dict[_Key, int] = {}
         issues: list[ConfigIssue] = []
