@@ -30,7 +30,13 @@ if TYPE_CHECKING:
         run_loaded,
         run_plan,
     )
-    from assay.api._export import parse_export, read_export, write_export
+    from assay.api._export import (
+        InvalidExportError,
+        parse_export,
+        parse_upload,
+        read_export,
+        write_export,
+    )
     from assay.api._grade import grade, grade_async
 
 _MODULES = {
@@ -53,7 +59,13 @@ _MODULES = {
         "run_loaded",
         "run_plan",
     ],
-    "assay.api._export": ["parse_export", "read_export", "write_export"],
+    "assay.api._export": [
+        "InvalidExportError",
+        "parse_export",
+        "parse_upload",
+        "read_export",
+        "write_export",
+    ],
     "assay.api._grade": ["grade", "grade_async"],
 }
 
@@ -63,6 +75,7 @@ __all__ = [
     "EvalConfig",
     "EvalSummary",
     "FunctionGrader",
+    "InvalidExportError",
     "compare",
     "compare_stored",
     "evaluate",
@@ -72,6 +85,7 @@ __all__ = [
     "is_file_ref",
     "open_cache",
     "parse_export",
+    "parse_upload",
     "prepare_resume",
     "read_export",
     "resolve_run_ref",
