@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from assay.api._export import (
         InvalidExportError,
+        Upload,
         parse_export,
         parse_upload,
         read_export,
@@ -61,6 +62,7 @@ _MODULES = {
     ],
     "assay.api._export": [
         "InvalidExportError",
+        "Upload",
         "parse_export",
         "parse_upload",
         "read_export",
@@ -76,6 +78,7 @@ __all__ = [
     "EvalSummary",
     "FunctionGrader",
     "InvalidExportError",
+    "Upload",
     "compare",
     "compare_stored",
     "evaluate",

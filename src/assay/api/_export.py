@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 from pydantic import ValidationError
 from pydantic_core import from_json
 
+from assay.api._export_document import split_document
 from assay.api._import_checks import InvalidExportError, check_case, check_run
 from assay.errors import UsageError
 from assay.results import JSON, CaseResult, RunResult
@@ -23,6 +24,7 @@ from assay.store import Store
 __all__ = [
     "EXPORT_FORMAT",
     "InvalidExportError",
+    "Upload",
     "parse_export",
     "parse_upload",
     "read_export",
@@ -61,11 +63,19 @@ def read_export(path: Path) -> tuple[RunResult, dict[str, JSON]]:
     return parse_export(_lines(path), str(path))
 
 
-def parse_upload(
-    data: bytes | bytearray, *, document: bool, where: str = "upload"
-) -> tuple[RunResult, dict[str, JSON]]:
+class Upload(NamedTuple):
+    """A checked upload: the run (without its case results), its snapshot, and the case
+    results as the JSON documents a store keeps (`Store.import_run`)."""
+
+    run: RunResult
+    snapshot: dict[str, JSON]
+    documents: list[str]
+
+
+def parse_upload(data: bytes | bytearray, *, document: bool, where: str = "upload") -> Upload:
     """`parse_export` for a request body: JSONL, or with `document` one JSON object whose
-    `results` holds the case results. CPU-bound: the server runs it off its event loop.
+    `results` holds the case results. CPU-bound: the server runs it off its event loop,
+    and no step of it holds the interpreter for longer than one case result takes.
 
     Raises:
         UsageError: The body is not UTF-8 text or not an assay export.
@@ -75,25 +85,27 @@ def parse_upload(
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{where}: the upload is not UTF-8 text: {exc}") from None
+    documents: list[str] = []
     if not document:
         # Split on newlines only: JSON text may hold U+2028 and other line separators.
-        return parse_export(text.split("\n"), where)
-    parsed = _json(where, None, text)
-    if not isinstance(parsed, dict):
-        raise UsageError(f"{where}: expected a JSON object (an export header with `results`)")
-    results = parsed.pop("results", [])
-    if not isinstance(results, list):
-        raise UsageError(f"{where}: `results` must be a list of case results")
+        run, snapshot = parse_export(text.split("\n"), where, documents=documents)
+        return Upload(run, snapshot, documents)
+    header_texts, results = split_document(text, where)
+    header = {key: _json(where, None, item) for key, item in header_texts.items()}
     cases = (
-        _case(f"{where} results[{index}]", CaseResult.model_validate, item)
+        _case(f"{where} results[{index}]", CaseResult.model_validate_json, item)
         for index, item in enumerate(results)
     )
-    return _build(parsed, cases, where, where)
+    run, snapshot = _build(header, cases, where, where, documents=documents)
+    return Upload(run, snapshot, documents)
 
 
-def parse_export(lines: Iterable[str], where: str) -> tuple[RunResult, dict[str, JSON]]:
+def parse_export(
+    lines: Iterable[str], where: str, *, documents: list[str] | None = None
+) -> tuple[RunResult, dict[str, JSON]]:
     """The run and snapshot of export JSONL given as lines (blank ones are skipped), checked
-    as `read_export` does; `where` names the source in messages (`where:3: ...`).
+    as `read_export` does; `where` names the source in messages (`where:3: ...`). With
+    `documents`, the case results go there as JSON text instead of onto the run.
 
     Raises:
         UsageError: The lines are not an assay export, with the line and what is wrong.
@@ -108,7 +120,7 @@ def parse_export(lines: Iterable[str], where: str) -> tuple[RunResult, dict[str,
         _case(f"{where}:{number}", CaseResult.model_validate_json, line)
         for number, line in numbered
     )
-    return _build(header, cases, where, f"{where}:{first[0]}")
+    return _build(header, cases, where, f"{where}:{first[0]}", documents=documents)
 
 
 def _case(
@@ -121,10 +133,18 @@ def _case(
 
 
 def _build(
-    header: JSON, cases: Iterable[tuple[str, CaseResult]], where: str, at: str
+    header: JSON,
+    cases: Iterable[tuple[str, CaseResult]],
+    where: str,
+    at: str,
+    *,
+    documents: list[str] | None = None,
 ) -> tuple[RunResult, dict[str, JSON]]:
-    """The run and snapshot from a parsed header and the case results (checked one by one,
-    as they are read); `at` locates the header in messages."""
+    """The run and snapshot from a parsed header and the case results, each checked as it is
+    read; `at` locates the header in messages. With `documents`, the case results are
+    appended there as JSON text (untracked by the garbage collector, whose passes over a
+    large upload's objects would hold the interpreter) and the run is returned without them.
+    """
     if not isinstance(header, dict) or header.get("assay_export") != EXPORT_FORMAT:
         raise UsageError(
             f"{at}: not an assay run export (format {EXPORT_FORMAT}); "
@@ -133,15 +153,23 @@ def _build(
     snapshot = header.get("snapshot")
     if not isinstance(snapshot, dict):
         raise UsageError(f"{at}: the header has no `snapshot` object")
-    results = [check_case(case, index, location) for index, (location, case) in enumerate(cases)]
     fields = header.get("run", {})
     if not isinstance(fields, dict):
         raise UsageError(f"{at}: the header's `run` is not a run: expected an object")
     try:
-        run = RunResult.model_validate({**fields, "results": results})
+        declared = RunResult.model_validate({**fields, "results": []})
     except ValidationError as exc:
         raise UsageError(f"{at}: the header's `run` is not a run: {_first_error(exc)}") from None
-    return check_run(run, at), snapshot
+    run, summary = check_run(declared, at)
+    results: list[CaseResult] = []
+    for index, (location, case) in enumerate(cases):
+        checked = check_case(case, index, location)
+        summary.add(checked)
+        if documents is None:
+            results.append(checked)
+        else:
+            documents.append(checked.model_dump_json())
+    return run.model_copy(update={"summary": summary.build(), "results": results}), snapshot
 
 
 def _lines(path: Path) -> Iterator[str]:

@@ -75,8 +75,9 @@ def check_case(case: CaseResult, index: int, where: str) -> CaseResult:
     return case
 
 
-def check_run(run: RunResult, where: str) -> RunResult:
-    """`run` (its case results already checked) with its summary counted again from them.
+def check_run(run: RunResult, where: str) -> tuple[RunResult, SummaryBuilder]:
+    """`run` (the header of an import), checked, and the builder of its summary: the
+    summary is counted again from the case results, with the run's own thresholds.
 
     A run stored as `running` elsewhere is not running here: it is imported `interrupted`.
 
@@ -89,11 +90,9 @@ def check_run(run: RunResult, where: str) -> RunResult:
         _fraction(getattr(config, name), ("run", "config", name), where)
     _amount(run.duration_ms, ("run", "duration_ms"), where)
     _amount(run.cost_usd, ("run", "cost_usd"), where)
-    builder = SummaryBuilder(config.metrics_pass_threshold, config.cases_pass_threshold)
-    for case in run.results:
-        builder.add(case)
     status = "interrupted" if run.status == "running" else run.status
-    return run.model_copy(update={"summary": builder.build(), "status": status})
+    builder = SummaryBuilder(config.metrics_pass_threshold, config.cases_pass_threshold)
+    return run.model_copy(update={"status": status}), builder
 
 
 def _graders(results: Sequence[GraderResult], loc: _Loc, where: str) -> None:

@@ -121,6 +121,11 @@ class DeferredStore:
     def reopen_run(self, run_id: str) -> RunResult:
         return self._open().reopen_run(run_id)
 
+    def import_run(
+        self, run: RunResult, snapshot: dict[str, JSON], documents: Sequence[str]
+    ) -> None:
+        self._open().import_run(run, snapshot, documents)
+
     def get_run(self, run_id: str, *, include_results: bool = False) -> RunResult:
         return self._open().get_run(run_id, include_results=include_results)
 

@@ -72,6 +72,12 @@ class Store(ResultSink, Protocol):
             UsageError: the run does not exist or completed (completed runs never change).
         """
 
+    def import_run(
+        self, run: RunResult, snapshot: dict[str, JSON], documents: Sequence[str]
+    ) -> None:
+        """`create_run` for an imported run whose case results are given as their JSON
+        documents (`CaseResult.model_dump_json()`), stored with it in one transaction."""
+
     def get_run(self, run_id: str, *, include_results: bool = False) -> RunResult:
         """Load one run; raises `assay.errors.UsageError` when it does not exist."""
 

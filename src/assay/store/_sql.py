@@ -177,6 +177,17 @@ class SQLStore:
         Raises:
             UsageError: A run with this id already exists.
         """
+        self.import_run(run, snapshot, [r.model_dump_json() for r in run.results])
+
+    def import_run(
+        self, run: RunResult, snapshot: dict[str, JSON], documents: Sequence[str]
+    ) -> None:
+        """`create_run` with the case results given as their JSON documents (an upload,
+        whose results are kept as text while it is parsed), in the same one transaction.
+
+        Raises:
+            UsageError: A run with this id already exists, or a case id comes twice.
+        """
         row = {
             "id": run.id,
             "suite": run.suite,
@@ -198,8 +209,8 @@ class SQLStore:
         try:
             with self._writes.begin() as conn:
                 conn.execute(insert(runs), row)
-                if run.results:
-                    _insert_cases(conn, run.id, 1, [r.model_dump_json() for r in run.results])
+                if documents:
+                    _insert_cases(conn, run.id, 1, documents)
         except IntegrityError as exc:
             if self._exists(run.id):
                 raise ConflictError(f"run '{run.id}' already exists in {self._where}") from exc

@@ -127,21 +127,21 @@ async def upload_run(request: Request, store: StoreDep) -> Response:
     # Decoding, parsing and checking 10 MB takes seconds of CPU: on the event loop it
     # would hold every other request that long.
     try:
-        run, snapshot = await run_in_threadpool(parse_upload, body, document=kind == _JSON)
+        upload = await run_in_threadpool(parse_upload, body, document=kind == _JSON)
     except InvalidExportError as exc:
         where = ["body", *map(str, exc.loc)]
         details: JSON = [{"loc": where, "msg": exc.problem, "type": "value_error"}]
         raise ApiError(422, str(exc), type="validation_error", details=details) from None
+    run = upload.run
     if len(run.id) > 200 or not _valid_id(run.id):
         raise ApiError(
             422,
             f"upload:1: run id '{run.id[:80]}' cannot be used in URLs; ids are letters, digits "
             "and . _ : + - (starting with a letter or digit)",
         )
-    await run_in_threadpool(store.create_run, run, snapshot)
-    stored = run.model_copy(update={"results": []})
+    await run_in_threadpool(store.import_run, *upload)
     return Response(
-        stored.model_dump_json(),
+        run.model_dump_json(),
         status_code=201,
         media_type=_JSON,
         headers={"Location": f"/api/runs/{run.id}"},
