@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         is_file_ref,
         resolve_run_ref,
     )
+    from assay.api._dates import DATE_FORMATS, run_time_bound
     from assay.api._evaluate import (
         EvalConfig,
         EvalSummary,
@@ -49,6 +50,7 @@ _MODULES = {
         "is_file_ref",
         "resolve_run_ref",
     ],
+    "assay.api._dates": ["DATE_FORMATS", "run_time_bound"],
     "assay.api._evaluate": [
         "EvalConfig",
         "EvalSummary",
@@ -73,6 +75,7 @@ _MODULES = {
 
 __all__ = [
     "BASELINE_REF",
+    "DATE_FORMATS",
     "CallableTarget",
     "EvalConfig",
     "EvalSummary",
@@ -95,6 +98,7 @@ __all__ = [
     "resume_run",
     "run_loaded",
     "run_plan",
+    "run_time_bound",
     "write_export",
 ]
 

@@ -140,8 +140,9 @@ class Store(ResultSink, Protocol):
     def get_run_facets(self, run_id: str) -> RunFacets:
         """A run's case counts per verdict, tag and grader verdict."""
 
-    def delete_run(self, run_id: str) -> str:
-        """Delete a run and its results; returns the full id (`UsageError` if unknown)."""
+    def delete_run(self, run_id: str, *, force: bool = False) -> str:
+        """Delete a run and its results; returns the full id (`UsageError` if unknown,
+        `ConflictError` if it is running and not `force`)."""
 
     def pin_baseline(self, run_id: str, *, pinned_at: str, suite: str | None = None) -> Baseline:
         """Pin a completed run as its suite's baseline (`UsageError` otherwise)."""

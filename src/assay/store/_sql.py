@@ -529,14 +529,28 @@ class SQLStore:
         with self._engine.connect() as conn:
             return run_facets(conn, self._resolve(conn, run_id))
 
-    def delete_run(self, run_id: str) -> str:
+    def delete_run(self, run_id: str, *, force: bool = False) -> str:
         """Delete a run and its case results (all or nothing); returns the full run id.
+
+        A running run is kept unless `force`: its process is still adding results (only a
+        run whose process crashed or was killed stays `running` for good).
 
         Raises:
             UsageError: No run matches, or the prefix matches several runs.
+            ConflictError: The run is running and `force` is not set.
         """
         with self._writes.begin() as conn:
             resolved = self._resolve(conn, run_id)
+            status = conn.execute(
+                select(runs.c.status).where(runs.c.id == resolved).with_for_update()
+            ).scalar_one()
+            if status == "running" and not force:
+                raise ConflictError(
+                    f"run '{resolved}' is running, so it was not deleted: its process is still "
+                    "storing results. Wait for it to finish, or, if that process is gone "
+                    "(crashed or killed), delete it with force (`assay runs delete --force`, "
+                    f"`DELETE /api/runs/{resolved}?force=true`)"
+                )
             for table in (baselines, expected_outcome_results, grader_results, samples, case_tags):
                 conn.execute(delete(table).where(table.c.run_id == resolved))
             conn.execute(delete(case_results).where(case_results.c.run_id == resolved))

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 
-from assay.api import InvalidExportError, parse_upload
+from assay.api import InvalidExportError, parse_upload, run_time_bound
+from assay.errors import UsageError
 from assay.results import JSON, RunResult, RunStatus
 from assay.server._errors import ApiError, error_responses
 from assay.server._models import (
@@ -66,6 +68,18 @@ _UPLOAD_BODY = {
 }
 
 
+def _bound(name: str) -> Callable[[str | None], str | None]:
+    """A query parameter's check: a date or date-time, as the stored `started_at` text."""
+
+    def check(value: str | None) -> str | None:
+        try:
+            return None if value is None else run_time_bound(value, name)
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+
+    return check
+
+
 @router.get("", response_model=RunPage, responses=error_responses(400, 422))
 def list_runs(
     *,
@@ -74,9 +88,18 @@ def list_runs(
     target: str | None = None,
     status: RunStatus | None = None,
     since: Annotated[
-        str | None, Query(description="Started at or after (ISO 8601, e.g. 2026-11-01).")
+        str | None,
+        Query(
+            description="Started at or after (ISO 8601, e.g. 2026-11-01 or "
+            "2026-11-01T14:30+02:00; UTC without an offset).",
+        ),
+        AfterValidator(_bound("since")),
     ] = None,
-    until: Annotated[str | None, Query(description="Started before (ISO 8601).")] = None,
+    until: Annotated[
+        str | None,
+        Query(description="Started before (ISO 8601, as `since`)."),
+        AfterValidator(_bound("until")),
+    ] = None,
     page: PageNumber = 1,
     page_size: PageSize = 50,
 ) -> Response:
@@ -185,13 +208,23 @@ def get_facets(run_id: RunId, store: StoreDep) -> RunFacetsOut:
     "/{run_id}",
     response_model=DeletedRun,
     dependencies=[Depends(require_token)],
-    responses=error_responses(400, 401, 403, 404, 422),
+    responses=error_responses(400, 401, 403, 404, 409, 422),
 )
-def delete_run(run_id: RunId, store: StoreDep) -> DeletedRun:
+def delete_run(
+    run_id: RunId,
+    store: StoreDep,
+    force: Annotated[
+        bool,
+        Query(
+            description="Delete the run even if it is `running` (409 otherwise): for a run "
+            "whose process crashed or was killed."
+        ),
+    ] = False,
+) -> DeletedRun:
     """Delete a run and its case results; if it was its suite's baseline, none is pinned."""
     run = store.get_run(run_id)
     pinned = store.get_baseline(run.suite)
-    store.delete_run(run.id)
+    store.delete_run(run.id, force=force)
     return DeletedRun(
         id=run.id, suite=run.suite, was_baseline=pinned is not None and pinned.run_id == run.id
     )
