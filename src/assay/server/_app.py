@@ -81,7 +81,9 @@ def create_app(
         version=API_VERSION,
         summary="Stored evaluation runs of assay: runs, case results, comparisons, baselines.",
         openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url=f"{API_PREFIX}/docs",
+        # No Swagger UI or ReDoc page: FastAPI's load their scripts from a CDN, which a
+        # page of this origin must not run; the document itself is served for any viewer.
+        docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
         responses={500: {"model": ErrorEnvelope, "description": "Internal Server Error"}},
