@@ -89,7 +89,8 @@ def test_import_rejects_a_file_that_is_not_an_export(tmp_path: Path) -> None:
     )
     done = assay("runs", "import", str(bad), "--db", str(tmp_path / "s.db"), cwd=tmp_path)
     assert done.returncode == 2
-    assert f"{bad}:2: not a case result: case_id: Field required" in done.stderr
+    # Reported in file order: the header's empty `run` comes before the bad case result.
+    assert f"{bad}:1: the header's `run` is not a run: id: Field required" in done.stderr
 
 
 def test_delete_needs_yes_without_a_terminal(tmp_path: Path) -> None:

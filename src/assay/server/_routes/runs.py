@@ -36,6 +36,9 @@ _NDJSON = ("application/x-ndjson", "application/jsonl", "application/json-lines"
 _JSON = "application/json"
 _STREAM_BATCH = 200  # case results per chunk of a streamed run document
 _RUN_ID = re.compile(RUN_ID_PATTERN)
+_DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$"
+"""The shape of a `since` / `until` bound, for the OpenAPI document; the handler reads the
+date itself (the calendar is not a pattern)."""
 
 _UPLOAD_BODY = {
     "required": True,
@@ -92,12 +95,16 @@ def list_runs(
         Query(
             description="Started at or after (ISO 8601, e.g. 2026-11-01 or "
             "2026-11-01T14:30+02:00; UTC without an offset).",
+            json_schema_extra={"pattern": _DATE_PATTERN},
         ),
         AfterValidator(_bound("since")),
     ] = None,
     until: Annotated[
         str | None,
-        Query(description="Started before (ISO 8601, as `since`)."),
+        Query(
+            description="Started before (ISO 8601, as `since`).",
+            json_schema_extra={"pattern": _DATE_PATTERN},
+        ),
         AfterValidator(_bound("until")),
     ] = None,
     page: PageNumber = 1,
