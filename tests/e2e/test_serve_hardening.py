@@ -27,6 +27,12 @@ def _address(base: str) -> tuple[str, int]:
     return host, int(port)
 
 
+_RESET = 0
+"""The status `_read_response` gives a connection the server reset before its answer could
+be read: it closed while the client was still sending, and the kernel then discards what it
+had received (a client that sends a body the server refuses may see either)."""
+
+
 def _read_response(sock: socket.socket) -> tuple[int, dict[str, object]]:
     """The status and JSON body of the response on `sock` (closed by the server or complete)."""
     data = b""
@@ -42,6 +48,8 @@ def _read_response(sock: socket.socket) -> tuple[int, dict[str, object]]:
         length = re.search(rb"(?im)^content-length: *(\d+)", head)
         if length and len(body) >= int(length.group(1)):
             break
+    if not data:
+        return _RESET, {}
     head, _, body = data.partition(b"\r\n\r\n")
     status = int(head.split(b" ", 2)[1])
     return status, json.loads(body)
@@ -86,7 +94,7 @@ def test_i22_3_an_unauthenticated_write_is_answered_before_its_body_is_read(
     tmp_path: Path,
 ) -> None:
     env = assay_env(ASSAY_API_TOKEN=TOKEN)
-    with server_process(tmp_path, env=env) as (base, pid), ready(base):
+    with server_process(tmp_path, env=env) as (base, pid), ready(base) as client:
         # Only the headers are sent: the answer cannot wait for the body.
         status, body = _send(base, "PUT", "/api/config", declared=30 * _MB)
         assert status == 401
@@ -106,7 +114,8 @@ def test_i22_3_an_unauthenticated_write_is_answered_before_its_body_is_read(
         for thread in attackers:
             thread.join(timeout=120)
         grown = peak_rss_mb(pid) - before
-    assert answers == [401, 401, 401]
+        assert client.get("/api/health").status_code == 200
+    assert len(answers) == 3 and set(answers) <= {401, _RESET}, answers
     # Before the fix the server parsed the three bodies: its peak grew by about 1,000 MB.
     assert grown < 50, f"the server's peak memory grew by {grown:.0f} MB"
 
@@ -132,8 +141,9 @@ def test_i22_3_a_small_json_body_has_a_small_limit_while_streaming(tmp_path: Pat
             except OSError:
                 pass
             status, body = _read_response(sock)
-        assert status == 413
-        assert "larger than this endpoint accepts (65,536 bytes)" in str(body)
+        assert status in (413, _RESET)
+        if status == 413:
+            assert "larger than this endpoint accepts (65,536 bytes)" in str(body)
         assert peak_rss_mb(pid) - before < 50
         # A small body still goes through.
         ok = client.put(
