@@ -2,7 +2,9 @@
 
 Line 1 is a header `{"assay_export": 1, "run": ..., "snapshot": ...}`; each further line is
 one case result in stored order. Exporting an imported run gives back the same bytes, so a
-file can move runs between stores (a laptop's SQLite, the team's PostgreSQL) without drift.
+file can move runs between stores (a laptop's SQLite, the team's PostgreSQL) without drift;
+only a summary that does not match the case results comes back counted again, since an
+import never trusts the file's (`_import_checks`).
 """
 
 from __future__ import annotations
