@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +15,7 @@ import httpx2 as httpx
 
 from tests.e2e._cli import ASSAY, assay_env
 
-__all__ = ["ready", "serving"]
+__all__ = ["peak_rss_mb", "ready", "server_process", "serving"]
 
 _URL = re.compile(r"the studio at http://(\S+?):(\d+)/ and the API under /api")
 
@@ -22,6 +23,23 @@ _URL = re.compile(r"the studio at http://(\S+?):(\d+)/ and the API under /api")
 @contextmanager
 def serving(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """Run `assay serve --port 0 ARGS` until the block ends; yields its base URL."""
+    with server_process(cwd, *args, env=env) as (base, _):
+        yield base
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The most resident memory process `pid` has used so far (Linux `VmHWM`), in MB."""
+    status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+    assert match, status
+    return int(match.group(1)) / 1024
+
+
+@contextmanager
+def server_process(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, int]]:
+    """`serving`, yielding the base URL and the server's process id."""
     proc = subprocess.Popen(
         [ASSAY, "serve", "--port", "0", *args],
         cwd=cwd,
@@ -30,13 +48,18 @@ def serving(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Iterato
         stdout=subprocess.DEVNULL,
         text=True,
     )
+    drain: threading.Thread | None = None
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
         match = _URL.search(first)
         assert match, f"no URL in: {first!r}{proc.stderr.read() if proc.poll() is not None else ''}"
         host, port = match.groups()
-        yield f"http://127.0.0.1:{port}" if host in ("0.0.0.0", "127.0.0.1") else first
+        # Drain the request log: a full pipe would block the server.
+        drain = threading.Thread(target=proc.stderr.read, daemon=True)
+        drain.start()
+        url = f"http://127.0.0.1:{port}" if host in ("0.0.0.0", "127.0.0.1") else first
+        yield url, proc.pid
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -44,6 +67,8 @@ def serving(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Iterato
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if drain is not None:
+            drain.join(timeout=5)
         if proc.stderr is not None:
             proc.stderr.close()
 

@@ -205,7 +205,7 @@ def test_latest_beyond_the_stored_runs_exits_2(runs: tuple[Path, str, str]) -> N
     assert (done.returncode, done.stdout) == (2, "")
     db = (directory / ".assay" / "assay.db").resolve()
     assert done.stderr == (
-        f"error: 'latest~2' names no run: {db} holds 2 runs. "
+        f"error: 'latest~2' names no run: {db} holds 2 runs, so latest~1 is the oldest. "
         "Store runs with `assay run`, or give a run id.\n"
     )
 
@@ -298,7 +298,7 @@ def test_suite_resolves_latest_and_baseline_within_one_suite(
     beyond = assay("compare", "latest~2", "latest", "--suite", "demo", cwd=directory)
     assert beyond.returncode == 2
     assert "'latest~2' names no run: " in beyond.stderr
-    assert "holds 2 runs of suite 'demo'." in beyond.stderr
+    assert "holds 2 runs of suite 'demo', so latest~1 is the oldest." in beyond.stderr
 
 
 def test_export_files_compare_like_stored_runs(runs: tuple[Path, str, str], tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from assay.results import RunResult
+from assay.store import SQLiteStore
 from tests.conftest import write
 from tests.e2e._cli import ASSAY, assay, assay_env
 
@@ -151,7 +153,8 @@ def test_import_rejects_a_file_that_is_not_an_export(tmp_path: Path) -> None:
     )
     done = assay("runs", "import", str(bad), "--db", str(tmp_path / "s.db"), cwd=tmp_path)
     assert done.returncode == 2
-    assert f"{bad}:2: not a case result: case_id: Field required" in done.stderr
+    # Reported in file order: the header's empty `run` comes before the bad case result.
+    assert f"{bad}:1: the header's `run` is not a run: id: Field required" in done.stderr
 
 
 def test_delete_needs_yes_without_a_terminal(tmp_path: Path) -> None:
@@ -211,3 +214,99 @@ def test_the_prompt_names_the_pinned_baseline(tmp_path: Path, answer: str, code:
         deleted = f"deleted run {run_id}: it was the pinned baseline of suite 'gamma'; "
         assert out == f"{prompt}{deleted}now none is pinned\n"
         assert kept == []
+
+
+def _export_lines(directory: Path, run_id: str) -> list[dict[str, object]]:
+    exported = assay("runs", "export", run_id, cwd=directory)
+    assert exported.returncode == 0, exported.stderr
+    return [json.loads(line) for line in exported.stdout.splitlines()]
+
+
+@pytest.mark.parametrize(
+    ("score", "message"),
+    [
+        ("5.0", ":2 results[0].score: 5.0 is not a score: a number from 0 to 1"),
+        ("-3.0", ":2 results[0].score: -3.0 is not a score"),
+        ("NaN", ":2 results[0].score: nan is not a score"),
+    ],
+)
+def test_i22_15_import_refuses_an_impossible_score_with_its_path(
+    stored: tuple[Path, list[str]], tmp_path: Path, score: str, message: str
+) -> None:
+    directory, (alpha, _) = stored
+    header, first, second = _export_lines(directory, alpha)
+    lines = [json.dumps(header), json.dumps({**first, "score": 0.25}), json.dumps(second)]
+    lines[1] = lines[1].replace('"score": 0.25', f'"score": {score}')
+    bad = write(tmp_path / "bad.jsonl", "\n".join(lines) + "\n")
+    done = assay("runs", "import", str(bad), "--db", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert f"{bad}{message}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_i22_15_import_counts_the_summary_again(
+    stored: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    directory, (alpha, _) = stored
+    header, *cases = _export_lines(directory, alpha)
+    run = dict(header["run"])  # type: ignore[call-overload]
+    header["run"] = {**run, "summary": {"total": 50, "passed_count": 50, "passed": True}}
+    forged = write(
+        tmp_path / "forged.jsonl", "".join(json.dumps(x) + "\n" for x in (header, *cases))
+    )
+    db = str(tmp_path / "s.db")
+    assert assay("runs", "import", str(forged), "--db", db, cwd=tmp_path).returncode == 0
+    shown = json.loads(assay("runs", "show", alpha, "--json", "--db", db, cwd=tmp_path).stdout)
+    summary = shown["summary"]
+    assert (summary["total"], summary["passed_count"], summary["passed"]) == (2, 1, False)
+
+
+def test_i22_13_deep_json_in_an_import_is_exit_2(tmp_path: Path) -> None:
+    deep = "[" * 5_000 + "]" * 5_000
+    bad = write(tmp_path / "deep.jsonl", f'{{"assay_export": 1, "snapshot": {deep}}}\n')
+    done = assay("runs", "import", str(bad), "--db", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"{bad}:1: not JSON: nested too deeply" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_i22_13_latest_further_back_than_the_runs_is_exit_2(
+    stored: tuple[Path, list[str]],
+) -> None:
+    directory, _ = stored
+    for ref in ("latest~99999999999999999999", "latest~" + "9" * 5000, "latest~2"):
+        done = assay("runs", "show", ref, cwd=directory)
+        assert done.returncode == 2, done.stderr
+        assert "names no run:" in done.stderr and "holds 2 runs" in done.stderr
+        assert "latest~1 is the oldest" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_i22_14_delete_refuses_a_running_run_unless_forced(tmp_path: Path) -> None:
+    write(tmp_path / "gamma.eval.yaml", SUITE.format(name="gamma"))
+    run_id = json.loads(assay("run", "gamma.eval.yaml", "--json", cwd=tmp_path).stdout)["id"]
+    header = _export_lines(tmp_path, run_id)[0]
+    assert assay("runs", "delete", run_id, "--yes", cwd=tmp_path).returncode == 0
+    # A run whose process died keeps the status `running`; build one in the store.
+    with SQLiteStore(tmp_path / ".assay" / "assay.db") as store:
+        run = RunResult.model_validate({**header["run"], "status": "running"})  # type: ignore[dict-item]
+        store.create_run(run, {})
+    refused = assay("runs", "delete", run_id, "--yes", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert f"run {run_id} is running, so it was not deleted" in refused.stderr
+    assert "pass --force" in refused.stderr and "Traceback" not in refused.stderr
+    forced = assay("runs", "delete", run_id, "--yes", "--force", cwd=tmp_path)
+    assert forced.returncode == 0 and f"deleted run {run_id}" in forced.stdout
+
+
+def test_i21_12_an_invalid_since_is_a_usage_error(stored: tuple[Path, list[str]]) -> None:
+    directory, (alpha, beta) = stored
+    for option in ("--since", "--until"):
+        done = assay("runs", "list", option, "yesterdayy", cwd=directory)
+        assert done.returncode == 2
+        assert f"{option} 'yesterdayy' is not a date: use ISO 8601, e.g. 2026-11-01" in done.stderr
+        assert "Traceback" not in done.stderr
+    future = assay("runs", "list", "--since", "2999-01-01T00:00+02:00", "--json", cwd=directory)
+    assert json.loads(future.stdout) == []
+    both = assay("runs", "list", "--since", "2000-01-01", "--json", cwd=directory)
+    assert [r["id"] for r in json.loads(both.stdout)] == [beta, alpha]

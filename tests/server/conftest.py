@@ -16,6 +16,7 @@ from assay.results import (
     RunResult,
     RunSummary,
 )
+from assay.scoring import SummaryBuilder
 from assay.server import create_app
 from assay.store import SQLiteStore, SQLStore
 
@@ -67,12 +68,16 @@ def make_case(
     )
 
 
-def finish(store: SQLStore, run_id: str, finished_at: str, *, passed: bool = True) -> None:
+def finish(store: SQLStore, run_id: str, finished_at: str) -> None:
+    """Finish a run with the summary its stored cases give (as an import counts it again)."""
+    builder = SummaryBuilder(metrics_pass_threshold=0.8, cases_pass_threshold=1.0)
+    for case in store.iter_case_results(run_id):
+        builder.add(case)
     store.finish_run(
         run_id,
         status="completed",
         finished_at=finished_at,
-        summary=RunSummary(total=3, passed=passed),
+        summary=builder.build(),
         duration_ms=100.0,
         token_usage=None,
         cost_usd=None,
@@ -125,7 +130,7 @@ def seed(store: SQLStore) -> None:
         make_run("20260102T000000-head01", started_at="2026-01-02T00:00:00.000+00:00"), {}
     )
     store.add_case_results("20260102T000000-head01", HEAD_CASES)
-    finish(store, "20260102T000000-head01", "2026-01-02T00:01:00.000+00:00", passed=False)
+    finish(store, "20260102T000000-head01", "2026-01-02T00:01:00.000+00:00")
     store.create_run(
         make_run(
             "20260103T000000-live01", suite="other", started_at="2026-01-03T00:00:00.000+00:00"

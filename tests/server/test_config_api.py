@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -88,3 +90,41 @@ def test_the_file_is_in_the_project_directory(tmp_path: Path) -> None:
     nested = tmp_path / "evals" / "deep"
     nested.mkdir(parents=True)
     assert studio_config_path(nested) == tmp_path / ".assay" / "config.yaml"
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o664, 0o600])
+def test_i22_20_saving_keeps_the_file_mode(
+    client: TestClient, config_path: Path, mode: int
+) -> None:
+    config_path.parent.mkdir(parents=True)
+    config_path.write_text("studio: {threshold: 0.9}\nother: kept\n", encoding="utf-8")
+    config_path.chmod(mode)
+    assert client.put("/api/config", json={"threshold": 0.5}).status_code == 200
+    assert stat.S_IMODE(config_path.stat().st_mode) == mode
+    assert "other: kept" in config_path.read_text(encoding="utf-8")
+
+
+def test_i22_20_a_new_file_gets_the_umask_mode(client: TestClient, config_path: Path) -> None:
+    previous = os.umask(0o022)
+    try:
+        assert client.put("/api/config", json={"threshold": 0.5}).status_code == 200
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(config_path.stat().st_mode) == 0o644
+    assert [p.name for p in config_path.parent.iterdir()] == ["config.yaml"]
+
+
+@pytest.mark.parametrize("text", ["studio: [\n", "studio: {threshold: 2}\n", "- a\n"])
+def test_i22_20_a_config_error_names_no_server_path(
+    client: TestClient, config_path: Path, text: str
+) -> None:
+    config_path.parent.mkdir(parents=True)
+    config_path.write_text(text, encoding="utf-8")
+    responses = [client.get("/api/config")]
+    if "threshold" not in text:  # a PUT replaces a bad threshold, but not a broken file
+        responses.append(client.put("/api/config", json={"threshold": 1}))
+    for response in responses:
+        error = assert_error(response, 500, "config_error")
+        assert error["message"].startswith(".assay/config.yaml")
+        assert str(config_path.parent.parent) not in response.text
+        assert "/tmp" not in response.text and str(Path.home()) not in response.text

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import jsonschema
+import pytest
 from fastapi.testclient import TestClient
 
 from assay.api import write_export
@@ -214,3 +216,122 @@ def test_i21_8_completed_runs_filter_by_their_verdict(client: TestClient) -> Non
     assert ids(status="completed", passed="false") == ["20260102T000000-head01"]
     assert ids(status="completed", passed="true") == ["20260101T000000-base01"]
     assert ids(status="failed") == []
+
+
+def _document(store: SQLiteStore, run_id: str) -> dict[str, Any]:
+    """The export of `run_id` as one JSON object, and the run deleted (to be uploaded)."""
+    lines = _export(store, run_id).splitlines()
+    store.delete_run(run_id)
+    return {**json.loads(lines[0]), "results": [json.loads(line) for line in lines[1:]]}
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "message"),
+    [
+        (("score",), 5.0, "results[0].score: 5.0 is not a score: a number from 0 to 1"),
+        (("score",), -3.0, "results[0].score: -3.0 is not a score"),
+        (("score",), float("nan"), "results[0].score: nan is not a score"),
+        (("score",), None, "results[0].score: null, but the verdict is 'pass'"),
+        (("grader_results", 0, "score"), 1.5, "results[0].grader_results[0].score: 1.5"),
+        (("duration_ms",), -1.0, "results[0].duration_ms: -1.0 is not a finite number"),
+    ],
+)
+def test_i22_15_an_upload_with_an_impossible_value_is_refused_with_its_path(
+    client: TestClient,
+    store: SQLiteStore,
+    where: tuple[str | int, ...],
+    value: float | None,
+    message: str,
+) -> None:
+    document = _document(store, "20260101T000000-base01")
+    target = document["results"][0]
+    for part in where[:-1]:
+        target = target[part]
+    target[where[-1]] = value
+    body = json.dumps(document)  # NaN as JSON's common extension, as Python writes it
+    for kind in ("application/json", "application/x-ndjson"):
+        content = body
+        if kind != "application/json":
+            results = document["results"]
+            header = {k: v for k, v in document.items() if k != "results"}
+            content = "\n".join(json.dumps(x) for x in (header, *results))
+        response = client.post("/api/runs", content=content, headers={"content-type": kind})
+        error = assert_error(response, 422, "validation_error", message)
+        assert error["details"][0]["loc"] == ["body", "results", "0", *map(str, where)]
+    assert client.get("/api/runs/20260101T000000-base01").status_code == 404
+
+
+def test_i22_15_the_uploaded_summary_is_counted_again(
+    client: TestClient, store: SQLiteStore
+) -> None:
+    document = _document(store, "20260101T000000-base01")
+    document["run"]["summary"] = {"total": 999, "passed_count": 999, "passed": True}
+    document["run"]["status"] = "running"
+    document["results"][2]["score"] = 0.7  # an error's score, as exports before §8 kept it
+    response = client.post("/api/runs", json=document)
+    assert response.status_code == 201, response.text
+    summary = response.json()["summary"]
+    counts = ("total", "passed_count", "failed_count", "error_count", "passed")
+    assert {k: summary[k] for k in counts} == {
+        "total": 3,
+        "passed_count": 1,
+        "failed_count": 1,
+        "error_count": 1,
+        "passed": False,
+    }
+    assert summary["weighted_metrics_score_pct"] == 70.0  # (0.9 + 0.5) / 2, the error has none
+    stored = store.get_run("20260101T000000-base01", include_results=True)
+    assert stored.summary.total == 3 and stored.status == "interrupted"
+    assert stored.results[2].score is None
+
+
+def test_i22_13_deeply_nested_json_is_a_400_not_a_500(client: TestClient) -> None:
+    deep = "[" * 3_000 + "]" * 3_000  # past Python's recursion limit too
+    header = f'{{"assay_export": 1, "run": {{}}, "snapshot": {{"x": {deep}}}}}'
+    ndjson = {"content-type": "application/x-ndjson"}
+    for content, kind in ((header, ndjson), (header, {"content-type": "application/json"})):
+        error = assert_error(
+            client.post("/api/runs", content=content, headers=kind), 400, "bad_request"
+        )
+        assert "nested too deeply" in error["message"]
+    case = '{"case_id": "a", "score": 0.5, "verdict": "pass", "threshold": 0.8, "input": '
+    document = f'{{"assay_export": 1, "run": {{}}, "snapshot": {{}}, "results": [{case}{deep}}}]}}'
+    error = assert_error(
+        client.post("/api/runs", content=document, headers={"content-type": "application/json"}),
+        400,
+        "bad_request",
+    )
+    assert "upload" in error["message"] and "nested too deeply" in error["message"]
+
+
+def test_i22_13_latest_far_back_is_a_400(client: TestClient) -> None:
+    for ref in ("latest~99999999999999999999", "latest~3"):
+        response = client.get("/api/runs/compare", params={"base": ref, "head": "latest"})
+        assert_error(response, 400, "bad_request", "names no run: the run store holds 3 runs")
+    fine = client.get("/api/runs/compare", params={"base": "latest~2", "head": "latest~1"})
+    assert fine.json()["base"] == "20260101T000000-base01"
+
+
+def test_i22_14_a_running_run_is_deleted_only_when_forced(
+    client: TestClient, store: SQLiteStore
+) -> None:
+    live = "20260103T000000-live01"
+    refused = assert_error(client.delete(f"/api/runs/{live}"), 409, "conflict", "is running")
+    assert "?force=true" in refused["message"]
+    assert client.get(f"/api/runs/{live}").json()["status"] == "running"
+    forced = client.delete(f"/api/runs/{live}", params={"force": "true"})
+    assert forced.json() == {"id": live, "suite": "other", "was_baseline": False}
+    assert_error(client.get(f"/api/runs/{live}"), 404, "not_found")
+
+
+def test_i21_12_an_invalid_since_is_a_422(client: TestClient) -> None:
+    for name in ("since", "until"):
+        response = client.get("/api/runs", params={name: "yesterdayy"})
+        error = assert_error(response, 422, "validation_error", "is not a date: use ISO 8601")
+        assert error["details"][0]["loc"] == ["query", name]
+    # A bound with an offset is compared in UTC, as `started_at` is stored.
+    later = client.get("/api/runs", params={"since": "2026-01-02T01:00:00+02:00"}).json()
+    assert [r["id"] for r in later["items"]] == [
+        "20260103T000000-live01",
+        "20260102T000000-head01",
+    ]

@@ -160,6 +160,6 @@ def test_every_call_reaches_the_store_it_opens(
         cost_usd=None,
     )
     assert deferred.reopen_run("run-0002").status == "running"
-    assert deferred.delete_run("run-0002") == "run-0002"
+    assert deferred.delete_run("run-0002", force=True) == "run-0002"
     _writer(deferred).close()  # once opened, the opened store starts the writer
     deferred.close()

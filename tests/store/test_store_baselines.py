@@ -199,7 +199,7 @@ def test_results_are_queryable_by_grader_sample_and_outcome(
     assert [tuple(row) for row in outcomes] == [
         ("refund-policy", CASE_LEVEL, "states the window", True)
     ]
-    store.delete_run("run-0001")
+    store.delete_run("run-0001", force=True)
     with store.engine.connect() as conn:
         for table in (grader_results, samples, expected_outcome_results):
             assert conn.execute(select(table)).all() == []

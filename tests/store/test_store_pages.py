@@ -134,7 +134,7 @@ def test_the_store_says_not_found_and_conflict_apart(seeded: SQLStore, make_run:
 
 
 def test_deleting_a_run_deletes_its_tags(seeded: SQLStore) -> None:
-    seeded.delete_run("run-pages")
+    seeded.delete_run("run-pages", force=True)
     with seeded.engine.connect() as conn:
         assert conn.execute(select(case_tags)).all() == []
 

@@ -38,7 +38,7 @@ def test_delete_run_removes_it_and_its_results_only(
     store.create_run(make_run("keep-1"), {})
     store.create_run(make_run("gone-1", results=[make_case("a"), make_case("b")]), {})
     store.add_case_result("keep-1", make_case("a"))
-    assert store.delete_run("gone") == "gone-1"  # a unique prefix is enough
+    assert store.delete_run("gone", force=True) == "gone-1"  # a unique prefix is enough
     assert [r.id for r in store.list_runs()] == ["keep-1"]
     assert [c.case_id for c in store.iter_case_results("keep-1")] == ["a"]
     with pytest.raises(UsageError, match="gone-1"):

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         is_file_ref,
         resolve_run_ref,
     )
+    from assay.api._dates import DATE_FORMATS, run_time_bound
     from assay.api._evaluate import (
         EvalConfig,
         EvalSummary,
@@ -30,7 +31,14 @@ if TYPE_CHECKING:
         run_loaded,
         run_plan,
     )
-    from assay.api._export import parse_export, read_export, write_export
+    from assay.api._export import (
+        InvalidExportError,
+        Upload,
+        parse_export,
+        parse_upload,
+        read_export,
+        write_export,
+    )
     from assay.api._grade import grade, grade_async
     from assay.api._order import suite_order
 
@@ -43,6 +51,7 @@ _MODULES = {
         "is_file_ref",
         "resolve_run_ref",
     ],
+    "assay.api._dates": ["DATE_FORMATS", "run_time_bound"],
     "assay.api._evaluate": [
         "EvalConfig",
         "EvalSummary",
@@ -54,17 +63,27 @@ _MODULES = {
         "run_loaded",
         "run_plan",
     ],
-    "assay.api._export": ["parse_export", "read_export", "write_export"],
+    "assay.api._export": [
+        "InvalidExportError",
+        "Upload",
+        "parse_export",
+        "parse_upload",
+        "read_export",
+        "write_export",
+    ],
     "assay.api._grade": ["grade", "grade_async"],
     "assay.api._order": ["suite_order"],
 }
 
 __all__ = [
     "BASELINE_REF",
+    "DATE_FORMATS",
     "CallableTarget",
     "EvalConfig",
     "EvalSummary",
     "FunctionGrader",
+    "InvalidExportError",
+    "Upload",
     "compare",
     "compare_stored",
     "evaluate",
@@ -74,12 +93,14 @@ __all__ = [
     "is_file_ref",
     "open_cache",
     "parse_export",
+    "parse_upload",
     "prepare_resume",
     "read_export",
     "resolve_run_ref",
     "resume_run",
     "run_loaded",
     "run_plan",
+    "run_time_bound",
     "suite_order",
     "write_export",
 ]

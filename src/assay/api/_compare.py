@@ -27,6 +27,8 @@ BASELINE_REF = "baseline"
 """The reference that names a suite's pinned baseline (`assay baseline pin`)."""
 
 _LATEST = re.compile(r"latest(?:~(\d+))?")
+_MAX_BACK_DIGITS = 12
+"""`latest~N` with a longer N goes back further than any store holds runs."""
 
 
 def is_file_ref(ref: str) -> bool:
@@ -61,16 +63,21 @@ def resolve_run_ref(store: Store, ref: str, *, suite: str | None = None) -> str:
     match = _LATEST.fullmatch(ref)
     if match is None:
         return ref
-    back = int(match.group(1) or 0)
-    runs = store.list_runs(suite=suite, limit=back + 1)
-    if len(runs) <= back:
-        held = f"{len(runs)} run{'s' * (len(runs) != 1)}"
+    digits = match.group(1) or "0"
+    held = store.count_runs(suite=suite)
+    # Counted first: `latest~99999999999999999999` must not reach the database as a row
+    # count it cannot hold (nor `int()` a number past its digit limit).
+    back = int(digits) if len(digits) <= _MAX_BACK_DIGITS else held
+    found = store.list_runs(suite=suite, limit=1, offset=back) if back < held else []
+    if not found:
+        runs = f"{held} run{'s' * (held != 1)}"
         of_suite = f" of suite '{suite}'" if suite is not None else ""
         raise UsageError(
-            f"'{ref}' names no run: {store.describe()} holds {held}{of_suite}. "
+            f"'{ref[:40]}' names no run: {store.describe()} holds {runs}{of_suite}"
+            f"{f', so latest~{held - 1} is the oldest' if held else ''}. "
             "Store runs with `assay run`, or give a run id."
         )
-    return runs[back].id
+    return found[0].id
 
 
 def compare_stored(

@@ -37,8 +37,13 @@ def command() -> None:
     help="Only runs with this status; `passed` and `not-passed` are the completed runs that "
     "passed or did not pass their thresholds (`failed` runs aborted).",
 )
-@click.option("--since", metavar="DATE", help="Started at or after (ISO 8601, e.g. 2026-11-01).")
-@click.option("--until", metavar="DATE", help="Started before (ISO 8601).")
+@click.option(
+    "--since",
+    metavar="DATE",
+    help="Started at or after (ISO 8601, e.g. 2026-11-01 or 2026-11-01T14:30+02:00; UTC "
+    "without an offset).",
+)
+@click.option("--until", metavar="DATE", help="Started before (ISO 8601, as --since).")
 @click.option("--limit", type=click.IntRange(1, 100_000), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as a JSON list.")
 @db_option
@@ -59,9 +64,12 @@ def list_command(
     """
     from rich.table import Table
 
+    from assay.api import run_time_bound
     from assay.cli._output import stdout_console
 
     verdict = _VERDICTS.get(status or "")
+    since = None if since is None else run_time_bound(since, "--since")
+    until = None if until is None else run_time_bound(until, "--until")
     with open_cli_store(db) as store:
         found = store.list_runs(
             suite=suite,
@@ -210,13 +218,27 @@ def import_command(path: str, db: str | None) -> None:
 @command.command("delete")
 @click.argument("run_id", metavar="RUN")
 @click.option("-y", "--yes", is_flag=True, help="Delete without asking.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Delete the run even if it is running (for a run whose process crashed or was killed).",
+)
 @db_option
-def delete_command(run_id: str, yes: bool, db: str | None) -> None:
-    """Delete a run and its case results (and its pin, if it is a suite's baseline)."""
+def delete_command(run_id: str, yes: bool, force: bool, db: str | None) -> None:
+    """Delete a run and its case results (and its pin, if it is a suite's baseline).
+
+    A running run is refused unless --force: its process is still storing results.
+    """
     from assay.errors import UsageError
 
     with open_cli_store(db) as store:
         run = store.get_run(run_id)
+        if run.status == "running" and not force:
+            raise UsageError(
+                f"run {run.id} is running, so it was not deleted: its process is still storing "
+                "results. Wait for it to finish, or, if that process is gone (crashed or "
+                "killed), pass --force"
+            )
         pinned = store.get_baseline(run.suite)
         # The store drops the pin with the run, which changes what later runs are measured
         # against: say so in the prompt and in the output.
@@ -228,7 +250,7 @@ def delete_command(run_id: str, yes: bool, db: str | None) -> None:
             click.confirm(
                 f"delete run {run.id} ({run.suite}, {run.summary.total} cases){pin}?", abort=True
             )
-        store.delete_run(run.id)
+        store.delete_run(run.id, force=force)
         if was_baseline:
             click.echo(
                 f"deleted run {run.id}: it was the pinned baseline of suite '{run.suite}'; "

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from assay.config._regression import BaselineChoice, RegressionConfig
     from assay.config._schema import suite_json_schema, suite_json_schema_text
     from assay.config._studio import (
+        STUDIO_CONFIG_FILE,
         StudioConfig,
         load_studio_config,
         save_studio_config,
@@ -57,6 +58,7 @@ _MODULES = {
     "assay.config._regression": ["BaselineChoice", "RegressionConfig"],
     "assay.config._schema": ["suite_json_schema", "suite_json_schema_text"],
     "assay.config._studio": [
+        "STUDIO_CONFIG_FILE",
         "StudioConfig",
         "load_studio_config",
         "save_studio_config",
@@ -76,6 +78,7 @@ _MODULES = {
 
 __all__ = [
     "PROJECT_FILE",
+    "STUDIO_CONFIG_FILE",
     "SUITE_SUFFIXES",
     "BaselineChoice",
     "ExpectedToolCall",

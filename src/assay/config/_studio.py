@@ -8,7 +8,8 @@ written; everything else in the file is kept.
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 from typing import Annotated
 
@@ -83,7 +84,7 @@ def save_studio_config(path: Path, config: StudioConfig) -> None:
     """Write `config` into `path`, keeping the file's other keys.
 
     Always writes `studio.threshold` and drops the deprecated `studio.pass_threshold`. The
-    file is replaced atomically, so a reader never sees half of it.
+    file is replaced atomically, so a reader never sees half of it, and keeps its mode.
 
     Raises:
         ConfigError: The existing file is not YAML or not a mapping (it is left as it is).
@@ -97,13 +98,22 @@ def save_studio_config(path: Path, config: StudioConfig) -> None:
     data[_SECTION] = section
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".yaml")
+    temporary = path.with_name(f".config-{secrets.token_hex(8)}.yaml")
+    # Not `mkstemp`, which creates the file 0600: the new file gets the mode the old one
+    # had, or for a first file what the process's umask gives any file it creates.
+    try:
+        mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
+            if mode is not None:
+                os.fchmod(out.fileno(), mode)
             out.write(text)
-        Path(temporary).replace(path)
+        temporary.replace(path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
 
 

@@ -16,7 +16,7 @@ from fastapi import APIRouter, FastAPI
 from assay import studio
 from assay.server._errors import ErrorEnvelope, install_error_handlers
 from assay.server._routes import baselines, compare, config, health, results, runs
-from assay.server._security import AllowedHosts, BodyLimit
+from assay.server._security import AllowedHosts, BodyLimit, TokenGate
 from assay.server._state import AppState
 from assay.store import Store
 
@@ -46,7 +46,8 @@ def create_app(
             opened on first use and closed when the app shuts down.
         token: When set, every request that changes data needs `Authorization: Bearer
             <token>`. `assay serve` requires one on a non-loopback address.
-        max_upload_bytes: Largest request body accepted (413 beyond it).
+        max_upload_bytes: Largest upload accepted (`POST /api/runs`; 413 beyond it);
+            every other request body is limited to `SMALL_BODY_BYTES` (64 KiB).
         config_path: The studio config file (default: `.assay/config.yaml` of the project).
         allowed_hosts: When given, only requests whose `Host` is one of these names are
             answered (421 otherwise); `assay serve` on loopback passes the loopback names,
@@ -80,14 +81,19 @@ def create_app(
         version=API_VERSION,
         summary="Stored evaluation runs of assay: runs, case results, comparisons, baselines.",
         openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url=f"{API_PREFIX}/docs",
+        # No Swagger UI or ReDoc page: FastAPI's load their scripts from a CDN, which a
+        # page of this origin must not run; the document itself is served for any viewer.
+        docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
         responses={500: {"model": ErrorEnvelope, "description": "Internal Server Error"}},
     )
     app.state.assay = state
     install_error_handlers(app)
+    # The last added runs first: the Host, then the token, then the body's size.
     app.add_middleware(BodyLimit, max_bytes=max_upload_bytes)
+    if state.token is not None:
+        app.add_middleware(TokenGate, token=state.token)
     if allowed_hosts is not None:
         app.add_middleware(AllowedHosts, hosts=tuple(allowed_hosts))
     _include_routes(app)

@@ -8,8 +8,10 @@ shape to read. A bug never leaks its traceback; the server log has it.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -18,6 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
+from assay.config import STUDIO_CONFIG_FILE
 from assay.errors import ConfigError, UsageError
 from assay.results import JSON
 from assay.store import ConflictError, NotFoundError, StoreUnavailableError
@@ -136,11 +139,23 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(422, "validation_error", message, details)
 
 
+def _without_paths(request: Request, message: str) -> str:
+    """`message` without the server's own paths: where it keeps its data and files is none
+    of a client's business (and tells an attacker where to aim)."""
+    state = request.app.state.assay
+    if state.store is not None:
+        message = message.replace(state.store.describe(), "the run store")
+    config: Path = state.config_path
+    project = config.parent.parent  # the file is `.assay/config.yaml` of the project
+    message = message.replace(str(config), str(STUDIO_CONFIG_FILE))
+    for directory in (project, Path.cwd()):
+        if directory != Path(directory.anchor):
+            message = message.replace(f"{directory}{os.sep}", "").replace(str(directory), ".")
+    return message
+
+
 async def _usage_error(request: Request, exc: Exception) -> JSONResponse:
-    message = str(exc)
-    store = request.app.state.assay.store
-    if store is not None:  # where the server keeps its data is none of a client's business
-        message = message.replace(store.describe(), "the run store")
+    message = _without_paths(request, str(exc))
     if isinstance(exc, StoreUnavailableError):  # the database, not the request: retry later
         return error_response(503, "store_unavailable", message, None, {"Retry-After": "5"})
     if isinstance(exc, NotFoundError):
@@ -151,8 +166,10 @@ async def _usage_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _config_error(request: Request, exc: Exception) -> JSONResponse:
-    # The server's own files are wrong, not the request: the operator must fix them.
-    return error_response(500, "config_error", str(exc))
+    # The server's own files are wrong, not the request: the operator must fix them (the
+    # server's log has the full path).
+    _log.error("configuration error on %s %s: %s", request.method, request.url.path, exc)
+    return error_response(500, "config_error", _without_paths(request, str(exc)))
 
 
 async def _internal_error(request: Request, exc: Exception) -> JSONResponse:

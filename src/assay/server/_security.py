@@ -19,15 +19,24 @@ from assay.server._errors import ApiError, error_response
 
 __all__ = [
     "LOOPBACK_NAMES",
+    "SMALL_BODY_BYTES",
     "TOKEN_ENV",
     "AllowedHosts",
     "BodyLimit",
+    "TokenGate",
     "is_loopback",
     "require_token",
 ]
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 """The `Host` names a server on loopback answers by default."""
+
+SMALL_BODY_BYTES = 64 * 1024
+"""Largest body of every request but an upload (`POST /api/runs`): the settings and pins
+they carry are a few dozen bytes, so nobody needs more."""
+
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_UPLOAD_ROUTE = ("POST", "/api/runs")
 
 TOKEN_ENV = "ASSAY_API_TOKEN"  # noqa: S105 (the variable's name, not a secret)
 """The environment variable holding the bearer token for requests that change data."""
@@ -57,7 +66,8 @@ def require_token(
     request: Request,
     credentials: HTTPAuthorizationCredentials | None = Depends(_bearer),  # noqa: B008
 ) -> None:
-    """Refuse a data-changing request without the configured bearer token.
+    """Refuse a data-changing request without the configured bearer token (`TokenGate` has
+    already refused it from the headers; this declares the scheme in the OpenAPI document).
 
     Raises:
         ApiError: 401 when the token is missing, 403 when it does not match.
@@ -65,51 +75,112 @@ def require_token(
     token: str | None = request.app.state.assay.token
     if token is None:
         return
-    if credentials is None:
-        raise ApiError(
+    refusal = _token_refusal(None if credentials is None else credentials.credentials, token)
+    if refusal is not None:
+        raise refusal
+
+
+def _token_refusal(given: str | None, token: str) -> ApiError | None:
+    """Why a request carrying bearer token `given` (None: none) may not change data, if so."""
+    if given is None:
+        return ApiError(
             401,
             f"this server requires `Authorization: Bearer <token>` (its {TOKEN_ENV}) on "
             "requests that change data",
             headers={"WWW-Authenticate": "Bearer"},
         )
     # compare_digest: how long the comparison takes says nothing about the token.
-    if not hmac.compare_digest(credentials.credentials.encode(), token.encode()):
-        raise ApiError(403, f"the bearer token does not match the server's {TOKEN_ENV}")
+    if not hmac.compare_digest(given.encode(), token.encode()):
+        return ApiError(403, f"the bearer token does not match the server's {TOKEN_ENV}")
+    return None
+
+
+def _bearer_token(scope: Scope) -> str | None:
+    """The credentials of a well-formed `Authorization: Bearer <token>` header, else None."""
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            scheme, _, credentials = bytes(value).decode("latin-1").partition(" ")
+            credentials = credentials.strip()
+            if scheme.lower() == "bearer" and credentials:
+                return credentials
+            return None
+    return None
+
+
+class TokenGate:
+    """ASGI middleware: refuse a data-changing request without the token from its headers.
+
+    FastAPI reads (and parses) a route's body before it runs the route's dependencies, so
+    `require_token` alone let anyone without the token make the server hold and parse
+    large bodies. Here the answer comes before a byte of the body is read; the connection
+    is then closed, so the rest of the body is never received.
+    """
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in _SAFE_METHODS:
+            await self.app(scope, receive, send)
+            return
+        refusal = _token_refusal(_bearer_token(scope), self.token)
+        if refusal is None:
+            await self.app(scope, receive, send)
+            return
+        await _refuse(refusal, scope, receive, send)
+
+
+async def _refuse(error: ApiError, scope: Scope, receive: Receive, send: Send) -> None:
+    """Answer `error` without reading the request's body, and close the connection after."""
+    headers = {**(error.headers or {}), "Connection": "close"}
+    response = error_response(
+        error.status_code, error.type, str(error.detail), error.details, headers
+    )
+    await response(scope, receive, send)
 
 
 class PayloadTooLarge(ApiError):
     """A request body went past the limit while it was being received."""
 
-    def __init__(self, limit: int) -> None:
-        super().__init__(
-            413,
-            f"the request body is larger than this server accepts ({_megabytes(limit)}); "
-            "start the server with a larger --max-upload-mb",
-            details={"max_bytes": limit},
-        )
+    def __init__(self, limit: int, *, upload: bool) -> None:
+        if upload:
+            message = (
+                f"the request body is larger than this server accepts ({_megabytes(limit)}); "
+                "start the server with a larger --max-upload-mb"
+            )
+        else:
+            message = (
+                f"the request body is larger than this endpoint accepts ({limit:,} bytes); "
+                "it takes a small JSON object"
+            )
+        super().__init__(413, message, details={"max_bytes": limit})
 
 
 class BodyLimit:
-    """ASGI middleware: refuse request bodies over `max_bytes` as they arrive.
+    """ASGI middleware: refuse request bodies over their route's limit as they arrive.
 
-    A declared `Content-Length` over the limit is refused before any byte is read; a body
-    without one (chunked) is counted while the endpoint reads it, which raises
+    An upload (`POST /api/runs`) may be as large as `max_bytes`; every other body (settings,
+    a pin) at most `small_bytes`, so a route that parses its whole body at once never
+    parses much. A declared `Content-Length` over the limit is refused before any byte is
+    read; a body without one (chunked) is counted while the endpoint reads it, which raises
     `PayloadTooLarge` at the first chunk past the limit, so the server never holds more.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, small_bytes: int = SMALL_BODY_BYTES) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.small_bytes = min(small_bytes, max_bytes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        upload = (scope["method"], scope["path"].rstrip("/")) == _UPLOAD_ROUTE
+        limit = self.max_bytes if upload else self.small_bytes
         declared = _content_length(scope)
-        if declared is not None and declared > self.max_bytes:
-            error = PayloadTooLarge(self.max_bytes)
-            response = error_response(413, error.type, str(error.detail), error.details)
-            await response(scope, receive, send)
+        if declared is not None and declared > limit:
+            await _refuse(PayloadTooLarge(limit, upload=upload), scope, receive, send)
             return
         received = 0
 
@@ -118,8 +189,8 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise PayloadTooLarge(self.max_bytes)
+                if received > limit:
+                    raise PayloadTooLarge(limit, upload=upload)
             return message
 
         await self.app(scope, limited, send)

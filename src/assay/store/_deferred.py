@@ -121,6 +121,11 @@ class DeferredStore:
     def reopen_run(self, run_id: str, *, takeover: bool = False) -> RunResult:
         return self._open().reopen_run(run_id, takeover=takeover)
 
+    def import_run(
+        self, run: RunResult, snapshot: dict[str, JSON], documents: Sequence[str]
+    ) -> None:
+        self._open().import_run(run, snapshot, documents)
+
     def get_run(self, run_id: str, *, include_results: bool = False) -> RunResult:
         return self._open().get_run(run_id, include_results=include_results)
 
@@ -195,8 +200,8 @@ class DeferredStore:
     def get_run_facets(self, run_id: str) -> RunFacets:
         return self._open().get_run_facets(run_id)
 
-    def delete_run(self, run_id: str) -> str:
-        return self._open().delete_run(run_id)
+    def delete_run(self, run_id: str, *, force: bool = False) -> str:
+        return self._open().delete_run(run_id, force=force)
 
     def pin_baseline(self, run_id: str, *, pinned_at: str, suite: str | None = None) -> Baseline:
         return self._open().pin_baseline(run_id, pinned_at=pinned_at, suite=suite)

@@ -73,6 +73,12 @@ class Store(ResultSink, Protocol):
             UsageError: the run does not exist, completed, or is running (without `takeover`).
         """
 
+    def import_run(
+        self, run: RunResult, snapshot: dict[str, JSON], documents: Sequence[str]
+    ) -> None:
+        """`create_run` for an imported run whose case results are given as their JSON
+        documents (`CaseResult.model_dump_json()`), stored with it in one transaction."""
+
     def get_run(self, run_id: str, *, include_results: bool = False) -> RunResult:
         """Load one run; raises `assay.errors.UsageError` when it does not exist."""
 
@@ -138,8 +144,9 @@ class Store(ResultSink, Protocol):
     def get_run_facets(self, run_id: str) -> RunFacets:
         """A run's case counts per verdict, tag and grader verdict."""
 
-    def delete_run(self, run_id: str) -> str:
-        """Delete a run and its results; returns the full id (`UsageError` if unknown)."""
+    def delete_run(self, run_id: str, *, force: bool = False) -> str:
+        """Delete a run and its results; returns the full id (`UsageError` if unknown,
+        `ConflictError` if it is running and not `force`)."""
 
     def pin_baseline(self, run_id: str, *, pinned_at: str, suite: str | None = None) -> Baseline:
         """Pin a completed run as its suite's baseline (`UsageError` otherwise)."""

@@ -186,6 +186,17 @@ class SQLStore:
         Raises:
             UsageError: A run with this id already exists.
         """
+        self.import_run(run, snapshot, [r.model_dump_json() for r in run.results])
+
+    def import_run(
+        self, run: RunResult, snapshot: dict[str, JSON], documents: Sequence[str]
+    ) -> None:
+        """`create_run` with the case results given as their JSON documents (an upload,
+        whose results are kept as text while it is parsed), in the same one transaction.
+
+        Raises:
+            UsageError: A run with this id already exists, or a case id comes twice.
+        """
         row = {
             "id": run.id,
             "suite": without_nul(run.suite),
@@ -207,8 +218,8 @@ class SQLStore:
         try:
             with self._writes.begin() as conn:
                 conn.execute(insert(runs), row)
-                if run.results:
-                    _insert_cases(conn, run.id, 1, [r.model_dump_json() for r in run.results])
+                if documents:
+                    _insert_cases(conn, run.id, 1, documents)
         except IntegrityError as exc:
             if self._exists(run.id):
                 raise ConflictError(f"run '{run.id}' already exists in {self._where}") from exc
@@ -539,14 +550,28 @@ class SQLStore:
         with self._engine.connect() as conn:
             return run_facets(conn, self._resolve(conn, run_id))
 
-    def delete_run(self, run_id: str) -> str:
+    def delete_run(self, run_id: str, *, force: bool = False) -> str:
         """Delete a run and its case results (all or nothing); returns the full run id.
+
+        A running run is kept unless `force`: its process is still adding results (only a
+        run whose process crashed or was killed stays `running` for good).
 
         Raises:
             UsageError: No run matches, or the prefix matches several runs.
+            ConflictError: The run is running and `force` is not set.
         """
         with self._writes.begin() as conn:
             resolved = self._resolve(conn, run_id)
+            status = conn.execute(
+                select(runs.c.status).where(runs.c.id == resolved).with_for_update()
+            ).scalar_one()
+            if status == "running" and not force:
+                raise ConflictError(
+                    f"run '{resolved}' is running, so it was not deleted: its process is still "
+                    "storing results. Wait for it to finish, or, if that process is gone "
+                    "(crashed or killed), delete it with force (`assay runs delete --force`, "
+                    f"`DELETE /api/runs/{resolved}?force=true`)"
+                )
             for table in (baselines, expected_outcome_results, grader_results, samples, case_tags):
                 conn.execute(delete(table).where(table.c.run_id == resolved))
             conn.execute(delete(case_results).where(case_results.c.run_id == resolved))

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 
-from assay.api import parse_export
-from assay.results import RunResult, RunStatus
+from assay.api import InvalidExportError, parse_upload, run_time_bound
+from assay.errors import UsageError
+from assay.results import JSON, RunResult, RunStatus
 from assay.server._errors import ApiError, error_responses
 from assay.server._models import (
     RUN_ID_PATTERN,
@@ -35,6 +36,9 @@ _NDJSON = ("application/x-ndjson", "application/jsonl", "application/json-lines"
 _JSON = "application/json"
 _STREAM_BATCH = 200  # case results per chunk of a streamed run document
 _RUN_ID = re.compile(RUN_ID_PATTERN)
+_DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$"
+"""The shape of a `since` / `until` bound, for the OpenAPI document; the handler reads the
+date itself (the calendar is not a pattern)."""
 
 _UPLOAD_BODY = {
     "required": True,
@@ -67,6 +71,18 @@ _UPLOAD_BODY = {
 }
 
 
+def _bound(name: str) -> Callable[[str | None], str | None]:
+    """A query parameter's check: a date or date-time, as the stored `started_at` text."""
+
+    def check(value: str | None) -> str | None:
+        try:
+            return None if value is None else run_time_bound(value, name)
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+
+    return check
+
+
 @router.get("", response_model=RunPage, responses=error_responses(400, 422))
 def list_runs(
     *,
@@ -75,9 +91,22 @@ def list_runs(
     target: str | None = None,
     status: RunStatus | None = None,
     since: Annotated[
-        str | None, Query(description="Started at or after (ISO 8601, e.g. 2026-11-01).")
+        str | None,
+        Query(
+            description="Started at or after (ISO 8601, e.g. 2026-11-01 or "
+            "2026-11-01T14:30+02:00; UTC without an offset).",
+            json_schema_extra={"pattern": _DATE_PATTERN},
+        ),
+        AfterValidator(_bound("since")),
     ] = None,
-    until: Annotated[str | None, Query(description="Started before (ISO 8601).")] = None,
+    until: Annotated[
+        str | None,
+        Query(
+            description="Started before (ISO 8601, as `since`).",
+            json_schema_extra={"pattern": _DATE_PATTERN},
+        ),
+        AfterValidator(_bound("until")),
+    ] = None,
     passed: Annotated[
         bool | None,
         Query(
@@ -136,22 +165,24 @@ async def upload_run(request: Request, store: StoreDep) -> Response:
     body = bytearray()
     async for chunk in request.stream():  # BodyLimit stops this at the size limit
         body += chunk
+    # Decoding, parsing and checking 10 MB takes seconds of CPU: on the event loop it
+    # would hold every other request that long.
     try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ApiError(400, f"the upload is not UTF-8 text: {exc}") from None
-    lines = _json_lines(text) if kind == _JSON else text.splitlines()
-    run, snapshot = await run_in_threadpool(parse_export, lines, "upload")
+        upload = await run_in_threadpool(parse_upload, body, document=kind == _JSON)
+    except InvalidExportError as exc:
+        where = ["body", *map(str, exc.loc)]
+        details: JSON = [{"loc": where, "msg": exc.problem, "type": "value_error"}]
+        raise ApiError(422, str(exc), type="validation_error", details=details) from None
+    run = upload.run
     if len(run.id) > 200 or not _valid_id(run.id):
         raise ApiError(
             422,
             f"upload:1: run id '{run.id[:80]}' cannot be used in URLs; ids are letters, digits "
             "and . _ : + - (starting with a letter or digit)",
         )
-    await run_in_threadpool(store.create_run, run, snapshot)
-    stored = run.model_copy(update={"results": []})
+    await run_in_threadpool(store.import_run, *upload)
     return Response(
-        stored.model_dump_json(),
+        run.model_dump_json(),
         status_code=201,
         media_type=_JSON,
         headers={"Location": f"/api/runs/{run.id}"},
@@ -195,13 +226,23 @@ def get_facets(run_id: RunId, store: StoreDep) -> RunFacetsOut:
     "/{run_id}",
     response_model=DeletedRun,
     dependencies=[Depends(require_token)],
-    responses=error_responses(400, 401, 403, 404, 422),
+    responses=error_responses(400, 401, 403, 404, 409, 422),
 )
-def delete_run(run_id: RunId, store: StoreDep) -> DeletedRun:
+def delete_run(
+    run_id: RunId,
+    store: StoreDep,
+    force: Annotated[
+        bool,
+        Query(
+            description="Delete the run even if it is `running` (409 otherwise): for a run "
+            "whose process crashed or was killed."
+        ),
+    ] = False,
+) -> DeletedRun:
     """Delete a run and its case results; if it was its suite's baseline, none is pinned."""
     run = store.get_run(run_id)
     pinned = store.get_baseline(run.suite)
-    store.delete_run(run.id)
+    store.delete_run(run.id, force=force)
     return DeletedRun(
         id=run.id, suite=run.suite, was_baseline=pinned is not None and pinned.run_id == run.id
     )
@@ -222,20 +263,6 @@ def _run_document(store: Store, run: RunResult) -> Iterator[bytes]:
     if batch:
         yield ("" if first else ",").encode() + ",".join(batch).encode()
     yield b"]}"
-
-
-def _json_lines(text: str) -> list[str]:
-    """An export sent as one JSON object, as the lines of the JSONL file it stands for."""
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise ApiError(400, f"upload: not JSON: {exc}") from None
-    if not isinstance(document, dict):
-        raise ApiError(400, "upload: expected a JSON object (an export header with `results`)")
-    results = document.pop("results", [])
-    if not isinstance(results, list):
-        raise ApiError(400, "upload: `results` must be a list of case results")
-    return [json.dumps(document), *(json.dumps(case) for case in results)]
 
 
 def _valid_id(run_id: str) -> bool:
