@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from assay.api import write_export
 from assay.store import SQLiteStore
-from tests.server.conftest import BASE_CASES, assert_error, make_case, make_run
+from tests.server.conftest import BASE_CASES, assert_error, finish, make_case, make_run
 
 RUN_SCHEMA = json.loads(
     (Path(__file__).parents[1] / "e2e" / "run_result.schema.json").read_text(encoding="utf-8")
@@ -209,12 +209,23 @@ def test_facets_count_verdicts_tags_and_grader_verdicts(client: TestClient) -> N
     assert_error(client.get("/api/runs/nope-0000/facets"), 404, "not_found")
 
 
-def test_i21_8_completed_runs_filter_by_their_verdict(client: TestClient) -> None:
+def test_i21_8_completed_runs_filter_by_their_verdict(
+    client: TestClient, store: SQLiteStore
+) -> None:
+    passing = "20260103T000000-pass01"
+    store.create_run(make_run(passing, started_at="2026-01-03T00:00:00.000+00:00"), {})
+    store.add_case_results(passing, [make_case("refund/window", 1.0, "pass")])
+    finish(store, passing, "2026-01-03T00:01:00.000+00:00")
+
     def ids(**params: str) -> list[str]:
         return [r["id"] for r in client.get("/api/runs", params=params).json()["items"]]
 
-    assert ids(status="completed", passed="false") == ["20260102T000000-head01"]
-    assert ids(status="completed", passed="true") == ["20260101T000000-base01"]
+    # The seeded base and head runs both completed below their thresholds.
+    assert ids(status="completed", passed="false") == [
+        "20260102T000000-head01",
+        "20260101T000000-base01",
+    ]
+    assert ids(status="completed", passed="true") == [passing]
     assert ids(status="failed") == []
 
 
