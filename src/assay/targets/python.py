@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib
-import inspect
 import re
 import sys
 import time
@@ -15,6 +13,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from assay._references import UnresolvedReference, resolve_reference
+from assay._user_code import call_user_function
 from assay.errors import TargetError, UsageError
 from assay.results import JSON, TargetOutput
 from assay.targets._base import Target, TargetRequest
@@ -44,14 +43,8 @@ async def call_function(
     case = request.as_mapping()
     started = time.perf_counter()
     try:
-        # A plain bool: narrowing `function` itself would make mypy reject the thread call.
-        is_async = inspect.iscoroutinefunction(function)
-        if is_async:
-            result = function(case)
-        else:
-            result = await asyncio.to_thread(function, case)
-        if inspect.isawaitable(result):
-            result = await result
+        # Off this loop (docs/running.md): a timeout ends the case whatever the function does.
+        result = await call_user_function(function, case)
     except TargetError:
         raise
     except Exception as exc:
@@ -66,7 +59,8 @@ class PythonTarget(Target):
     """Calls `module:function` (sync or async) with the case mapping of `TargetRequest.as_mapping`.
 
     The function returns a string or the structured output mapping (SPEC §3). Sync functions run
-    in a worker thread so they do not block other cases; an exception makes the case an `error`.
+    on a daemon worker thread, async ones on assay's user-code event loop (`assay._user_code`),
+    so neither blocks other cases nor outlives a timeout; an exception makes the case an `error`.
     """
 
     type: Literal["python"]
