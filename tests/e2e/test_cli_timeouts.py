@@ -138,3 +138,37 @@ def test_i21_2_ctrl_c_ends_the_process_within_2s_even_with_hung_code(
         run = store.get_run(run_id, include_results=True)
     assert run.status == "interrupted"
     assert [r.case_id for r in run.results] == ["before"]  # what finished is kept
+
+
+def test_i21_2_hung_commands_and_code_graders_end_at_their_timeouts(tmp_path: Path) -> None:
+    write(tmp_path / "agent.py", AGENT)
+    write(
+        tmp_path / "s.eval.yaml",
+        "name: hung-commands\n"
+        "target: {type: command, command: [sh, -c, 'sleep 60 & sleep 60']}\n"
+        "execution: {timeout_s: 2}\n"
+        "tests:\n"
+        "  - {id: slow-target, input: q, assertions: [{type: equals, value: ok}]}\n",
+    )
+    write(
+        tmp_path / "g.eval.yaml",
+        "name: hung-grader\n"
+        "target: {type: python, function: 'agent:answer'}\n"
+        "tests:\n"
+        "  - {id: slow-grader, input: q, assertions: "
+        "[{type: code-grader, command: [sh, -c, 'sleep 60 & sleep 60'], timeout_s: 2}]}\n",
+    )
+    started = time.monotonic()
+    ended = assay(
+        "run", "s.eval.yaml", "g.eval.yaml", "--json", "--db", str(tmp_path / "r.db"), cwd=tmp_path
+    )
+    elapsed = time.monotonic() - started
+    assert ended.returncode == 1, ended.stderr
+    runs = json.loads(ended.stdout)
+    errors = {r["case_id"]: r["error"]["message"] for run in runs for r in run["results"]}
+    assert errors == {
+        "slow-target": "target took longer than 2.0s",
+        "slow-grader": "grader 'code-grader': command 'sh -c 'sleep 60 & sleep 60'' timed out after 2s "
+        "and was killed",
+    }
+    assert elapsed < 2 * 2 + 5, f"the runs took {elapsed:.1f}s"

@@ -264,6 +264,29 @@ def test_cancelling_a_run_kills_the_command(tmp_path: Path) -> None:
     assert not _alive(int(pid_file.read_text()))
 
 
+@pytest.mark.parametrize(
+    "spawn",
+    [
+        "sleep 300 & echo",  # the child holds stdout open
+        "sleep 300 >/dev/null 2>&1 </dev/null & echo",  # the child let go of every pipe
+    ],
+)
+def test_i22_6_a_child_left_running_after_a_normal_exit_is_killed(
+    tmp_path: Path, spawn: str
+) -> None:
+    # Without the group kill the first timed out, the second left `sleep` running.
+    reply = '{\\"score\\": 1, \\"reasoning\\": \\"$!\\"}'
+    started = time.monotonic()
+    result = run({"command": ["sh", "-c", f'{spawn} "{reply}"'], "timeout_s": 10})
+    assert time.monotonic() - started < 5
+    assert result.score == 1.0, result.error
+    child = int(result.reasoning)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
