@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import json
 import subprocess
@@ -301,3 +302,35 @@ def test_eval_config_concurrency_bounds_the_run(agent_name: str) -> None:
     summary = assay.evaluate(data, config=EvalConfig(concurrency=2, store=False))
     assert {r.verdict for r in summary.results} == {"pass"}
     assert sys.modules[agent_name].max_in_flight == 2
+
+
+def test_i21_7_evaluate_leaves_the_hosts_garbage_collector_as_it_found_it() -> None:
+    seen: list[tuple[int, int, int]] = []
+
+    def target(case: dict[str, object]) -> str:
+        seen.append(gc.get_threshold())
+        return "ok"
+
+    before = gc.get_threshold()
+    held = [[i] for i in range(5_000)]  # the host's long-lived objects, frozen below
+    gc.freeze()
+    try:
+        gc.set_threshold(1234, 11, 12)
+        frozen = gc.get_freeze_count()
+        summary = assay.evaluate(
+            [{"id": "a", "input": "q", "assertions": [{"type": "equals", "value": "ok"}]}],
+            target=target,
+            config=EvalConfig(store=False),
+        )
+        assert summary.passed
+        # Was 0: the run unfroze the host's objects. A few frozen ones may be freed meanwhile.
+        assert frozen - 100 <= gc.get_freeze_count() <= frozen
+        tracked = {id(o) for o in gc.get_objects()}  # the permanent generation is not listed
+        assert id(held[0]) not in tracked
+        assert gc.get_threshold() == (1234, 11, 12)
+        assert seen == [(1234, 11, 12)]  # not changed during the run either
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+    assert len(held) == 5_000
