@@ -17,6 +17,7 @@ from tests.conftest import write
 from tests.graders._grading import SPEC
 
 from assay import EvalConfig, evaluate
+from assay.config import suite_json_schema_text
 from assay.graders import CodeGrader, GradingContext
 from assay.results import Detail, GraderResult, TargetOutput, ToolCall
 
@@ -218,6 +219,31 @@ def test_too_much_memory_is_an_error(tmp_path: Path) -> None:
     assert message.endswith("MemoryError")
     # the same script is fine with a larger limit, so the limit is what stopped it
     assert run({"command": argv, "memory_mb": 2048}).score == 1.0
+
+
+def test_i22_18_memory_mb_limits_each_process_not_their_sum(tmp_path: Path) -> None:
+    # The documented semantics (docs/graders/code.md): RLIMIT_AS binds every process of the
+    # command on its own. Three children of 150 MB each pass a 256 MB limit together; one
+    # child of 300 MB does not.
+    body = (
+        "import json, subprocess, sys\n"
+        "def child(mb):\n"
+        "    code = f'block = bytearray({mb} * 1024 * 1024)'\n"
+        "    return subprocess.Popen([sys.executable, '-c', code], stderr=subprocess.DEVNULL)\n"
+        "small = [child(150) for _ in range(3)]\n"
+        "codes = [p.wait() for p in small] + [child(300).wait()]\n"
+        "print(json.dumps({'score': 1, 'reasoning': json.dumps(codes)}))\n"
+    )
+    result = run({"command": script(tmp_path, "children.py", body), "memory_mb": 256})
+    assert result.score == 1.0, result.error
+    assert json.loads(result.reasoning) == [0, 0, 0, 1]
+    # Said where a suite author reads it: the JSON Schema an editor shows.
+    schema = json.loads(suite_json_schema_text())
+    described = schema["$defs"]["CodeGrader"]["properties"]["memory_mb"]["description"]
+    assert " ".join(described.split()).startswith(
+        "Address-space limit (RLIMIT_AS, Linux only) of each process of the command, in MB: "
+        "every process it starts gets a limit of its own"
+    )
 
 
 def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:

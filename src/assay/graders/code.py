@@ -215,7 +215,9 @@ class CodeGrader(Grader):
     timeout_s: Annotated[float, Field(gt=0)] = 30.0
     """Stop waiting after this many seconds (a command's whole process group is killed)."""
     memory_mb: Annotated[int, Field(gt=0)] | None = 512
-    """Address-space limit of the command (RLIMIT_AS, Linux only); null for none."""
+    """Address-space limit (RLIMIT_AS, Linux only) of each process of the command, in MB: every
+    process it starts gets a limit of its own, so four processes may use four times this
+    together; null for none."""
     env: dict[str, str] = Field(default_factory=dict)
     """Variables added to the command's inherited environment."""
 
