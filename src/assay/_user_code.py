@@ -133,19 +133,30 @@ class _UserLoop:
         return abandon
 
 
-_pool = _DaemonPool()
-_loops: dict[int, _UserLoop] = {}
-"""The user-code loop by process id: a forked child does not have its parent's loop thread."""
-_loops_lock = threading.Lock()
+class _Workers:
+    """This process's pool and user-code loop (made when first needed)."""
+
+    pool = _DaemonPool()
+    loop: _UserLoop | None = None
+    lock = threading.Lock()
+
+    @classmethod
+    def user_loop(cls) -> _UserLoop:
+        with cls.lock:
+            if cls.loop is None:
+                cls.loop = _UserLoop()
+            return cls.loop
+
+    @classmethod
+    def forget(cls) -> None:
+        """In a forked child: the parent's threads do not exist there."""
+        cls.pool = _DaemonPool()
+        cls.loop = None
+        cls.lock = threading.Lock()
 
 
-def _user_loop() -> _UserLoop:
-    with _loops_lock:
-        pid = os.getpid()
-        if pid not in _loops:
-            _loops.clear()
-            _loops[pid] = _UserLoop()
-        return _loops[pid]
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=_Workers.forget)
 
 
 async def _awaited(awaitable: Awaitable[object]) -> object:
@@ -170,14 +181,14 @@ async def call_user_function(function: Callable[[_A], object], argument: _A) -> 
                 outcome = (True, exc)
             _deliver(caller, future, outcome)
 
-        _pool.submit(job)
+        _Workers.pool.submit(job)
         result = await future
         if not inspect.isawaitable(result):
             return result
         coroutine = _awaited(result)
     assert inspect.iscoroutine(coroutine)
     waited: asyncio.Future[object] = caller.create_future()
-    cancel = _user_loop().start(coroutine, context, caller, waited)
+    cancel = _Workers.user_loop().start(coroutine, context, caller, waited)
     try:
         return await waited
     except asyncio.CancelledError:
