@@ -116,7 +116,22 @@ async def run_group(
 
 
 async def _exited(process: asyncio.subprocess.Process) -> None:
-    await process.wait()
+    """Return once the command itself has exited.
+
+    `Process.wait()` alone is not enough: on Python 3.11 it returns only once the pipes have
+    closed too, which a child holding them (`sleep 300 &`) delays for as long as it runs. The
+    exit status is set as soon as the process exits, so it is polled alongside (5 ms at first,
+    backing off to 100 ms).
+    """
+    waiting = asyncio.ensure_future(process.wait())
+    delay = 0.005
+    try:
+        while process.returncode is None and not waiting.done():
+            await asyncio.wait([waiting], timeout=delay)
+            delay = min(delay * 2, 0.1)
+    finally:
+        waiting.cancel()
+        await asyncio.gather(waiting, return_exceptions=True)
 
 
 def exit_reason(returncode: int | None) -> str:
