@@ -4,8 +4,8 @@
 nothing, so `main()` called inside somebody's process and every library call (`assay.evaluate`)
 leave the garbage collector (its frozen generation, its thresholds) and the interpreter's
 teardown as the host set them. The tricks: the collector off during `run`'s imports and what
-they made frozen, rare young collections during runs, and the end of the process without the
-interpreter's teardown.
+they made frozen, rare young collections during runs and what a target's set-up loaded frozen,
+and the end of the process without the interpreter's teardown.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterator
 from typing import NoReturn
 
-__all__ = ["end_process", "long_lived_heap", "long_lived_imports", "take_over"]
+__all__ = ["end_process", "freeze_heap", "long_lived_heap", "long_lived_imports", "take_over"]
 
 _GC_GEN0_THRESHOLD = 100_000
 """Net allocations between young-generation collections during a run (Python's default: 700).
@@ -80,6 +80,13 @@ def long_lived_heap() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*threshold)
+
+
+def freeze_heap() -> None:
+    """Put what exists now out of the collector's reach: called once a run's target is set up,
+    since what it loaded (a replay file's recordings) lives as long as the run."""
+    if _Owner.executable:
+        gc.freeze()
 
 
 def end_process(code: str | int | None) -> NoReturn:

@@ -136,7 +136,7 @@ def command(
     baseline included), 2 for a configuration error, 130 when interrupted (finished cases are
     kept; complete the run with --resume RUN_ID).
     """
-    from assay.cli._process import long_lived_heap, long_lived_imports
+    from assay.cli._process import freeze_heap, long_lived_heap, long_lived_imports
 
     with long_lived_imports():
         from rich.console import Console
@@ -194,7 +194,13 @@ def command(
             ):
                 run = asyncio.run(
                     run_plan(
-                        plan, store, on_case=progress.advance, cache=cache, resume=state, ray=ray
+                        plan,
+                        store,
+                        on_case=progress.advance,
+                        cache=cache,
+                        resume=state,
+                        ray=ray,
+                        on_set_up=freeze_heap,
                     )
                 )
             runs.append(run)
@@ -207,7 +213,13 @@ def command(
             ):
                 run = asyncio.run(
                     run_plan(
-                        plan, store, on_case=progress.advance, cache=cache, ray=ray, run_id=run_id
+                        plan,
+                        store,
+                        on_case=progress.advance,
+                        cache=cache,
+                        ray=ray,
+                        run_id=run_id,
+                        on_set_up=freeze_heap,
                     )
                 )
             runs.append(run)

@@ -283,6 +283,7 @@ async def execute(
     cache: ResponseCache | None = None,
     resume: Resume | None = None,
     ray: RayOptions | None = None,
+    on_set_up: Callable[[], None] | None = None,
 ) -> RunResult:
     """Run every case of the plan, streaming each graded result to `sink`.
 
@@ -295,6 +296,9 @@ async def execute(
 
     With `ray`, the cases run on a Ray cluster's workers instead of in this process; the
     store, summary and resume bookkeeping stay here (docs/ray.md).
+
+    `on_set_up` is called once the target is set up and the run created, before the first
+    case (the `assay` executable freezes what the set-up loaded there).
 
     Raises:
         UsageError: A named baseline is unknown or unusable, or one was requested explicitly
@@ -328,6 +332,8 @@ async def execute(
         if process is not None:
             process.close()
         raise
+    if on_set_up is not None:
+        on_set_up()
     done = state.done_ids
     cases = iter_cases(plan, done)
 
