@@ -141,6 +141,7 @@ _BUFFERED_FILES = (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom)
 
 def _flush_open_files() -> None:
     """Flush every open buffered file, as freeing it in the interpreter's teardown would."""
+    gc.unfreeze()  # frozen objects (a target module's open log) are not listed otherwise
     objects = gc.get_objects()
     # By type, not isinstance: isinstance reads `__class__`, which a lazy proxy (the openai
     # SDK has some) answers by importing what it stands for. Mapped in C: a Python loop over
