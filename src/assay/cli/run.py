@@ -296,15 +296,17 @@ def _say_how_to_resume(
     try:
         yield
     except KeyboardInterrupt:
+        kept = "its finished cases"
         try:
-            stored = store.get_run(run_id)
+            kept = f"{store.get_run(run_id).summary.total} of {cases} cases"
         except UserError:  # stopped before the run was created
             err.print("interrupted before the run started; nothing was stored", markup=False)
             raise SystemExit(EXIT_INTERRUPTED) from None
-        command = shlex.join(["assay", "run", "--resume", stored.id, *again])
+        except Exception:  # noqa: S110 — an unreadable store still gets the resume command
+            pass
+        command = shlex.join(["assay", "run", "--resume", run_id, *again])
         err.print(
-            f"interrupted: run {stored.id} kept {stored.summary.total} of {cases} cases.\n"
-            f"Resume it with: {command}",
+            f"interrupted: run {run_id} kept {kept}.\nResume it with: {command}",
             markup=False,
             highlight=False,
             soft_wrap=True,
