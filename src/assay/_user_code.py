@@ -16,6 +16,7 @@ that loop delays the other async calls until it returns (their timeouts still fi
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import inspect
@@ -28,6 +29,7 @@ from typing import TypeVar
 __all__ = ["call_user_function"]
 
 _A = TypeVar("_A")
+_R = TypeVar("_R")
 _IDLE_THREAD_S = 60.0
 """An idle pool thread ends after this long without work."""
 
@@ -88,11 +90,37 @@ class _DaemonPool:
                 self._idle += 1
 
 
+class _DaemonExecutor(concurrent.futures.ThreadPoolExecutor):
+    """The user-code loop's default executor: what async user code hands to a thread
+    (`asyncio.to_thread`) runs on the daemon pool too, so an abandoned call's thread never
+    holds the end of the process (`ThreadPoolExecutor` joins its threads at exit)."""
+
+    def submit(
+        self, fn: Callable[..., _R], /, *args: object, **kwargs: object
+    ) -> concurrent.futures.Future[_R]:
+        future: concurrent.futures.Future[_R] = concurrent.futures.Future()
+
+        def job() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as exc:
+                future.set_exception(exc)
+
+        _Workers.pool.submit(job)
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Nothing to stop: the pool's threads end when idle."""
+
+
 class _UserLoop:
     """The event loop async user functions run on, on a daemon thread of its own."""
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
+        self.loop.set_default_executor(_DaemonExecutor(max_workers=1))
         thread = threading.Thread(target=self._serve, name="assay-user-loop", daemon=True)
         thread.start()
 

@@ -8,6 +8,7 @@ import importlib
 import json
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -334,3 +335,42 @@ def test_i21_7_evaluate_leaves_the_hosts_garbage_collector_as_it_found_it() -> N
         gc.unfreeze()
         gc.set_threshold(*before)
     assert len(held) == 5_000
+
+
+_HOST = """
+import asyncio, time, assay
+
+async def offloads(case):
+    await asyncio.to_thread(time.sleep, 30)
+
+def sleeps(case):
+    time.sleep(30)
+
+case = {"id": "a", "input": "q", "execution": {"timeout_s": 1},
+        "assertions": [{"type": "equals", "value": "ok"}]}
+for target in (offloads, sleeps):
+    started = time.monotonic()
+    summary = assay.evaluate([case], target=target, config=assay.EvalConfig(store=False))
+    print(summary.results[0].verdict, time.monotonic() - started, flush=True)
+"""
+
+
+def test_i21_2_a_host_process_waits_neither_for_nor_at_exit_for_abandoned_calls(
+    tmp_path: Path,
+) -> None:
+    started = time.monotonic()
+    ended = subprocess.run(
+        [sys.executable, "-c", _HOST],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert ended.returncode == 0, ended.stderr
+    # Each evaluate returns at its timeout (1 s), and the interpreter's normal exit does not
+    # wait for the two calls still asleep on their threads (it took 31 s when it did).
+    lines = [line.split() for line in ended.stdout.splitlines()]
+    assert [verdict for verdict, _ in lines] == ["error", "error"]
+    assert all(float(seconds) < 5 for _, seconds in lines), lines
+    assert time.monotonic() - started < 15

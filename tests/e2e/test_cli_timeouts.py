@@ -36,6 +36,10 @@ async def blocks_its_loop(case):
     time.sleep(60)
     return "late"
 
+async def offloads_to_a_thread(case):
+    await asyncio.to_thread(time.sleep, 60)
+    return "late"
+
 async def ignores_cancellation(case):
     while True:
         try:
@@ -52,12 +56,12 @@ async def answer_async(case):
     return await globals()[hang](case) if hang else quick(case)
 """
 
-HANGS = ["sleeps", "deadlocks", "blocks_its_loop", "ignores_cancellation"]
+HANGS = ["sleeps", "deadlocks", "blocks_its_loop", "offloads_to_a_thread", "ignores_cancellation"]
 
 
 def _suite(tmp: Path, hang: str, execution: str) -> None:
     write(tmp / "agent.py", AGENT)
-    function = "answer_async" if hang in ("blocks_its_loop", "ignores_cancellation") else "answer"
+    function = "answer" if hang in ("sleeps", "deadlocks") else "answer_async"
     write(
         tmp / "s.eval.yaml",
         f"name: hung\ntarget: {{type: python, function: 'agent:{function}'}}\n"
