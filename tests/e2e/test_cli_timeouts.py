@@ -1,7 +1,8 @@
 """A hung target never holds `assay run`: a timeout ends the case, Ctrl-C ends the process.
 
 Each shape of hung user code runs in a real `assay run` process: a sync function asleep or
-deadlocked, an async one that blocks its event loop with `time.sleep` or ignores cancellation.
+deadlocked, an async one that blocks its event loop with `time.sleep`, waits on a thread of its
+own (`asyncio.to_thread`) or ignores cancellation.
 """
 
 from __future__ import annotations
