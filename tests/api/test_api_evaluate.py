@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import json
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -312,3 +314,74 @@ def test_eval_config_concurrency_bounds_the_run(agent_name: str) -> None:
     summary = assay.evaluate(data, config=EvalConfig(concurrency=2, store=False))
     assert {r.verdict for r in summary.results} == {"pass"}
     assert sys.modules[agent_name].max_in_flight == 2
+
+
+def test_i21_7_evaluate_leaves_the_hosts_garbage_collector_as_it_found_it() -> None:
+    seen: list[tuple[int, int, int]] = []
+
+    def target(case: dict[str, object]) -> str:
+        seen.append(gc.get_threshold())
+        return "ok"
+
+    before = gc.get_threshold()
+    held = [[i] for i in range(5_000)]  # the host's long-lived objects, frozen below
+    gc.freeze()
+    try:
+        gc.set_threshold(1234, 11, 12)
+        frozen = gc.get_freeze_count()
+        summary = assay.evaluate(
+            [{"id": "a", "input": "q", "assertions": [{"type": "equals", "value": "ok"}]}],
+            target=target,
+            config=EvalConfig(store=False),
+        )
+        assert summary.passed
+        # Was 0: the run unfroze the host's objects. A few frozen ones may be freed meanwhile.
+        assert frozen - 100 <= gc.get_freeze_count() <= frozen
+        tracked = {id(o) for o in gc.get_objects()}  # the permanent generation is not listed
+        assert id(held[0]) not in tracked
+        assert gc.get_threshold() == (1234, 11, 12)
+        assert seen == [(1234, 11, 12)]  # not changed during the run either
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+    assert len(held) == 5_000
+
+
+_HOST = """
+import asyncio, time, assay
+
+async def offloads(case):
+    await asyncio.to_thread(time.sleep, 30)
+
+def sleeps(case):
+    time.sleep(30)
+
+case = {"id": "a", "input": "q", "execution": {"timeout_s": 1},
+        "assertions": [{"type": "equals", "value": "ok"}]}
+for target in (offloads, sleeps):
+    started = time.monotonic()
+    summary = assay.evaluate([case], target=target, config=assay.EvalConfig(store=False))
+    print(summary.results[0].verdict, time.monotonic() - started, flush=True)
+"""
+
+
+def test_i21_2_a_host_process_waits_neither_for_nor_at_exit_for_abandoned_calls(
+    tmp_path: Path,
+) -> None:
+    started = time.monotonic()
+    ended = subprocess.run(
+        [sys.executable, "-c", _HOST],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert ended.returncode == 0, ended.stderr
+    # Each evaluate returns at its timeout (1 s), and the interpreter's normal exit does not
+    # wait for the two calls still asleep on their threads (it took 31 s when it did).
+    lines = [line.split() for line in ended.stdout.splitlines()]
+    assert [verdict for verdict, _ in lines] == ["error", "error"]
+    assert all(float(seconds) < 5 for _, seconds in lines), lines
+    assert time.monotonic() - started < 15

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import IO
@@ -130,3 +131,24 @@ def test_the_installed_executable_and_python_m_assay_end_through_console() -> No
     assert ended.returncode == 0, ended.stderr
     assert "atexit handler ran" in ended.stdout
     assert "torn down" not in ended.stdout
+
+
+def test_i21_2_a_call_abandoned_at_its_timeout_does_not_force_the_normal_exit(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "stuck_agent.py").write_text(
+        "import time\ndef answer(case):\n    time.sleep(30)\n    return 'late'\n"
+    )
+    (tmp_path / "stuck.eval.yaml").write_text(
+        "name: stuck\ntarget: {type: python, function: 'stuck_agent:answer'}\n"
+        "execution: {timeout_s: 1}\n"
+        "tests:\n  - {id: c0, input: hi, assertions: [{type: equals, value: ok}]}\n"
+    )
+    argv = ["run", str(tmp_path / "stuck.eval.yaml"), "--db", str(tmp_path / "runs.db")]
+    started = time.monotonic()
+    ended = _console(argv)
+    assert ended.returncode == 1, ended.stderr
+    # The abandoned call's thread is a daemon: the process ends at once, without teardown.
+    assert "torn down" not in ended.stdout
+    assert "atexit handler ran" in ended.stdout
+    assert time.monotonic() - started < 10

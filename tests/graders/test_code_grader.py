@@ -17,6 +17,7 @@ from tests.conftest import write
 from tests.graders._grading import SPEC
 
 from assay import EvalConfig, evaluate
+from assay.config import suite_json_schema_text
 from assay.graders import CodeGrader, GradingContext
 from assay.results import Detail, GraderResult, TargetOutput, ToolCall
 
@@ -220,6 +221,31 @@ def test_too_much_memory_is_an_error(tmp_path: Path) -> None:
     assert run({"command": argv, "memory_mb": 2048}).score == 1.0
 
 
+def test_i22_18_memory_mb_limits_each_process_not_their_sum(tmp_path: Path) -> None:
+    # The documented semantics (docs/graders/code.md): RLIMIT_AS binds every process of the
+    # command on its own. Three children of 150 MB each pass a 256 MB limit together; one
+    # child of 300 MB does not.
+    body = (
+        "import json, subprocess, sys\n"
+        "def child(mb):\n"
+        "    code = f'block = bytearray({mb} * 1024 * 1024)'\n"
+        "    return subprocess.Popen([sys.executable, '-c', code], stderr=subprocess.DEVNULL)\n"
+        "small = [child(150) for _ in range(3)]\n"
+        "codes = [p.wait() for p in small] + [child(300).wait()]\n"
+        "print(json.dumps({'score': 1, 'reasoning': json.dumps(codes)}))\n"
+    )
+    result = run({"command": script(tmp_path, "children.py", body), "memory_mb": 256})
+    assert result.score == 1.0, result.error
+    assert json.loads(result.reasoning) == [0, 0, 0, 1]
+    # Said where a suite author reads it: the JSON Schema an editor shows.
+    schema = json.loads(suite_json_schema_text())
+    described = schema["$defs"]["CodeGrader"]["properties"]["memory_mb"]["description"]
+    assert " ".join(described.split()).startswith(
+        "Address-space limit (RLIMIT_AS, Linux only) of each process of the command, in MB: "
+        "every process it starts gets a limit of its own"
+    )
+
+
 def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     body = (
@@ -262,6 +288,29 @@ def test_cancelling_a_run_kills_the_command(tmp_path: Path) -> None:
 
     asyncio.run(asyncio.wait_for(cancel_midway(), 10))
     assert not _alive(int(pid_file.read_text()))
+
+
+@pytest.mark.parametrize(
+    "spawn",
+    [
+        "sleep 300 & echo",  # the child holds stdout open
+        "sleep 300 >/dev/null 2>&1 </dev/null & echo",  # the child let go of every pipe
+    ],
+)
+def test_i22_6_a_child_left_running_after_a_normal_exit_is_killed(
+    tmp_path: Path, spawn: str
+) -> None:
+    # Without the group kill the first timed out, the second left `sleep` running.
+    reply = '{\\"score\\": 1, \\"reasoning\\": \\"$!\\"}'
+    started = time.monotonic()
+    result = run({"command": ["sh", "-c", f'{spawn} "{reply}"'], "timeout_s": 10})
+    assert time.monotonic() - started < 5
+    assert result.score == 1.0, result.error
+    child = int(result.reasoning)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child)
 
 
 def _alive(pid: int) -> bool:

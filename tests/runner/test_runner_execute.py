@@ -690,9 +690,9 @@ def test_a_crash_inside_the_run_fails_it_and_surfaces_the_original_error(
     assert (summary.total, summary.passed_count) == (2, 2)
 
 
-def test_a_run_restores_the_garbage_collector_settings(agent: ModuleType) -> None:
-    # A run collects rarely and freezes the heap it starts with (speed); `evaluate` may run
-    # inside a user's process, so both settings must be back to theirs afterwards.
+def test_i21_7_a_run_leaves_the_garbage_collector_settings_alone(agent: ModuleType) -> None:
+    # `evaluate` may run inside a user's process: collecting rarely and freezing the heap are
+    # tricks of the `assay` executable (assay.cli._process), never of a run.
     import gc
 
     before = gc.get_threshold()
@@ -703,8 +703,8 @@ def test_a_run_restores_the_garbage_collector_settings(agent: ModuleType) -> Non
             seen.append((gc.get_threshold(), gc.get_freeze_count()))
             super().add_case_results(run_id, results)
 
+    gc.unfreeze()
     run(python_suite(agent, [ok_case("a")]), Spy(agent))
-    (threshold, frozen), *_ = seen
-    assert threshold[0] >= 10_000 and frozen > 0
+    assert seen == [(before, 0)]
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0

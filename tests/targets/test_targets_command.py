@@ -379,3 +379,21 @@ def test_bad_options_are_rejected_at_load_time(options: dict[str, object], messa
 def test_describe_shows_the_command_line() -> None:
     assert _target("python agent.py {PROMPT}").describe() == "command python agent.py {PROMPT}"
     assert _target(["python", "my agent.py"]).describe() == "command python 'my agent.py'"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize(
+    "spawn",
+    [
+        "sleep 300 & echo $!",  # the child holds stdout open
+        "sleep 300 >/dev/null 2>&1 </dev/null & echo $!",  # the child let go of every pipe
+    ],
+)
+def test_i22_6_a_child_left_running_after_a_normal_exit_is_killed(
+    tmp_path: Path, spawn: str
+) -> None:
+    # Without the group kill the first waited for the timeout, the second left `sleep` running.
+    started = time.monotonic()
+    output = _call(_target(["sh", "-c", spawn], timeout_s=10), tmp_path)
+    assert time.monotonic() - started < 5
+    assert _dead(int(output.output))

@@ -153,10 +153,23 @@ async def run_plan(
     cache: ResponseCache | None = None,
     resume: Resume | None = None,
     ray: RayOptions | None = None,
+    run_id: str | None = None,
+    on_set_up: Callable[[], None] | None = None,
 ) -> RunResult:
     """Execute an already resolved plan into `sink` (the CLI resolves every plan first);
-    with `ray`, on a Ray cluster's workers (docs/ray.md)."""
-    return await execute(plan, sink, on_case=on_case, cache=cache, resume=resume, ray=ray)
+    with `ray`, on a Ray cluster's workers (docs/ray.md). `run_id` names a new run in
+    advance (the CLI prints it when the run is interrupted); `on_set_up` is called before
+    the first case (see `assay.runner.execute`)."""
+    return await execute(
+        plan,
+        sink,
+        on_case=on_case,
+        run_id=run_id,
+        cache=cache,
+        resume=resume,
+        ray=ray,
+        on_set_up=on_set_up,
+    )
 
 
 async def run_loaded(

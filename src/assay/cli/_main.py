@@ -6,14 +6,7 @@ traceback), 3 internal error (traceback), 130 interrupted.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import gc
-import io
-import itertools
-import os
 import sys
-import threading
 import traceback
 from collections.abc import Sequence
 from typing import NoReturn
@@ -21,6 +14,7 @@ from typing import NoReturn
 import click
 
 from assay._version import __version__
+from assay.cli._process import end_process, take_over
 from assay.errors import UserError
 
 __all__ = [
@@ -103,60 +97,13 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def console() -> NoReturn:
-    """The `assay` executable: `main`, then end the process without the interpreter's teardown.
-
-    Once a command is done, Python would free every module and object one by one: ~0.2 s after
-    a 5,000-case run (2,700 pydantic classes and their validators), a twentieth of the whole run.
-    None of it is needed, so the process ends as soon as what a normal exit guarantees is done:
-    the atexit handlers have run (logging, multiprocessing, coverage) and the standard streams
-    are flushed, and so is every other open file once a suite's own code was imported (a Python
-    target's module may hold one, which the teardown would have flushed; finding them takes
-    ~20 ms after a large run). Exits the normal way while a non-daemon thread still
-    runs (Python waits for it) or when flushing stdout or stderr fails (Python reports it).
-    Objects' `__del__` methods do not run.
-    """
+    """The `assay` executable: `main` with the process-wide tricks of `assay.cli._process`
+    (the process ends without the interpreter's teardown, among others), which only the
+    executable may play: library calls leave their host process as they found it."""
+    take_over()
     code: str | int | None = EXIT_OK
     try:
         main()
     except SystemExit as end:
         code = end.code
-    if not isinstance(code, int | None) or not _only_daemon_threads() or not _flushed():
-        sys.exit(code)
-    atexit._run_exitfuncs()
-    references = sys.modules.get("assay._references")  # not imported: no user code was either
-    if references is not None and references.user_code_imported():
-        _flush_open_files()
-    if not _flushed():
-        sys.exit(code)
-    os._exit(code or EXIT_OK)
-
-
-def _only_daemon_threads() -> bool:
-    main_thread = threading.main_thread()
-    return all(t is main_thread or t.daemon for t in threading.enumerate())
-
-
-def _flushed() -> bool:
-    """Flush stdout and stderr; False when that fails (a closed pipe, a full disk)."""
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except (OSError, ValueError):
-        return False
-    return True
-
-
-_BUFFERED_FILES = (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom)
-
-
-def _flush_open_files() -> None:
-    """Flush every open buffered file, as freeing it in the interpreter's teardown would."""
-    objects = gc.get_objects()
-    # By type, not isinstance: isinstance reads `__class__`, which a lazy proxy (the openai
-    # SDK has some) answers by importing what it stands for. Mapped in C: a Python loop over
-    # the ~200,000 objects of a large run took twice as long.
-    is_file = map(issubclass, map(type, objects), itertools.repeat(_BUFFERED_FILES))
-    for file in itertools.compress(objects, is_file):
-        with contextlib.suppress(Exception):  # closed, detached or failing: as at teardown
-            file.flush()
+    end_process(code)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import gc
+import shlex
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Literal
 
@@ -149,7 +149,9 @@ def command(
     baseline included), 2 for a configuration error, 130 when interrupted (finished cases are
     kept; complete the run with --resume RUN_ID).
     """
-    with _long_lived_imports():
+    from assay.cli._process import freeze_heap, long_lived_heap, long_lived_imports
+
+    with long_lived_imports():
         from rich.console import Console
 
         from assay.api import open_cache, prepare_resume, run_plan
@@ -158,7 +160,7 @@ def command(
         from assay.cli._progress import RunProgress
         from assay.cli._reports import parse_reports, write_reports
         from assay.config import discover_suite_files, load_project, load_suite
-        from assay.runner import RunOptions, check_baseline, plan_run
+        from assay.runner import RunOptions, check_baseline, new_run_id, plan_run
         from assay.store import DeferredStore
 
     _check_options(paths, resume, baseline, threshold, borderline, takeover)
@@ -196,6 +198,7 @@ def command(
     try:
         for plan in plans:  # an unknown baseline stops every run, not only its own
             check_baseline(plan, store)
+        again = _resume_options(db, no_cache, cache_mode, executor, ray_address, ray_workers)
         if resume:
             plan, state = prepare_resume(
                 store,
@@ -206,18 +209,41 @@ def command(
                 takeover=takeover,
             )
             done = state.run.summary.total
-            with RunProgress(err, plan.suite_name, len(plan.cases), done) as progress:
+            with (
+                _say_how_to_resume(err, store, state.run.id, len(plan.cases), again),
+                RunProgress(err, plan.suite_name, len(plan.cases), done) as progress,
+                long_lived_heap(),
+            ):
                 run = asyncio.run(
                     run_plan(
-                        plan, store, on_case=progress.advance, cache=cache, resume=state, ray=ray
+                        plan,
+                        store,
+                        on_case=progress.advance,
+                        cache=cache,
+                        resume=state,
+                        ray=ray,
+                        on_set_up=freeze_heap,
                     )
                 )
             runs.append(run)
             orders.append(_suite_order(plan))
         for plan in plans:
-            with RunProgress(err, plan.suite_name, len(plan.cases)) as progress:
+            run_id = new_run_id()
+            with (
+                _say_how_to_resume(err, store, run_id, len(plan.cases), again),
+                RunProgress(err, plan.suite_name, len(plan.cases)) as progress,
+                long_lived_heap(),
+            ):
                 run = asyncio.run(
-                    run_plan(plan, store, on_case=progress.advance, cache=cache, ray=ray)
+                    run_plan(
+                        plan,
+                        store,
+                        on_case=progress.advance,
+                        cache=cache,
+                        ray=ray,
+                        run_id=run_id,
+                        on_set_up=freeze_heap,
+                    )
                 )
             runs.append(run)
             orders.append(_suite_order(plan))
@@ -259,21 +285,60 @@ def _check_options(
         )
 
 
-@contextlib.contextmanager
-def _long_lived_imports() -> Iterator[None]:
-    """The garbage collector off for `run`'s imports, then what they made frozen.
+def _resume_options(
+    db: str | None,
+    no_cache: bool,
+    cache_mode: str,
+    executor: str,
+    ray_address: str | None,
+    ray_workers: int | None,
+) -> list[str]:
+    """The options of this command that `--resume` needs again to find the run and run it
+    the same way (the rest comes from the run's snapshot)."""
+    again: list[str] = []
+    if db:
+        again += ["--db", db]
+    if no_cache:
+        again.append("--no-cache")
+    elif cache_mode != "use":
+        again += ["--cache-mode", cache_mode]
+    if executor != "local":
+        again += ["--executor", executor]
+    if ray_address:
+        again += ["--ray-address", ray_address]
+    if ray_workers:
+        again += ["--ray-workers", str(ray_workers)]
+    return again
 
-    They create ~65,000 objects that live as long as the process; with the collector on,
-    those were scanned ~150 times while they were made (~40 ms of start-up). Frozen
-    (`gc.freeze`), no later collection scans them again either: the first collections after
-    the imports took another ~40 ms of a 5,000-case run. A run unfreezes its heap when it ends.
-    """
-    gc.disable()
+
+@contextlib.contextmanager
+def _say_how_to_resume(
+    err: Console, store: Store, run_id: str, cases: int, again: list[str]
+) -> Iterator[None]:
+    """On Ctrl-C, say which run stopped, what it kept and the command that completes it,
+    then exit 130 (SPEC §7)."""
+    from assay.cli._main import EXIT_INTERRUPTED
+    from assay.errors import UserError
+
     try:
         yield
-    finally:
-        gc.freeze()
-        gc.enable()
+    except KeyboardInterrupt:
+        kept = "its finished cases"
+        try:
+            kept = f"{store.get_run(run_id).summary.total} of {cases} cases"
+        except UserError:  # stopped before the run was created
+            err.print("interrupted before the run started; nothing was stored", markup=False)
+            raise SystemExit(EXIT_INTERRUPTED) from None
+        except Exception:  # noqa: S110 — an unreadable store still gets the resume command
+            pass
+        command = shlex.join(["assay", "run", "--resume", run_id, *again])
+        err.print(
+            f"interrupted: run {run_id} kept {kept}.\nResume it with: {command}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise SystemExit(EXIT_INTERRUPTED) from None
 
 
 def _suite_order(plan: RunPlan) -> Iterator[str]:

@@ -9,9 +9,7 @@ result — becomes a grader `error` with the reason, never a 0.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
-import inspect
 import json
 import math
 import os
@@ -19,16 +17,17 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
 from assay._paths import is_file
-from assay._processes import exit_reason, kill_group
+from assay._processes import OutputTooLarge, exit_reason, feed, read, run_group
 from assay._references import UnresolvedReference, resolve_reference, split_command
 from assay._strict_model import suggest
+from assay._user_code import call_user_function
 from assay.errors import GraderError
 from assay.graders._base import Grader, GradingContext, Measurement
 from assay.graders._details import detail, truncate
@@ -47,8 +46,6 @@ STDERR_EXCERPT = 500
 """Characters of the end of stderr quoted in an error."""
 _MAX_REPLY_BYTES = 8 * 1024 * 1024
 """A command printing more than this is stopped: a reply is a small JSON object."""
-_KILL_GRACE_S = 2.0
-"""How long to wait for a killed command's pipes to close."""
 _FUNCTION_REF = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _REPLY_KEYS = frozenset({"score", "hits", "misses", "reasoning", "details"})
 _DETAIL_KEYS = frozenset({"check", "passed", "expected", "actual", "message"})
@@ -99,13 +96,8 @@ async def call_grader_function(
         GraderError: The function raised, or did not return within `timeout_s`.
     """
     try:
-        if inspect.iscoroutinefunction(function):
-            result = await asyncio.wait_for(function(payload), timeout_s)
-        else:
-            # A thread keeps the loop free; on timeout it runs on, unobserved.
-            result = await asyncio.wait_for(asyncio.to_thread(function, payload), timeout_s)
-        if inspect.isawaitable(result):
-            result = await asyncio.wait_for(result, timeout_s)
+        # Off this loop: on timeout the call is abandoned and runs on, unobserved.
+        result = await asyncio.wait_for(call_user_function(function, payload), timeout_s)
     except TimeoutError:
         raise GraderError(f"{source} did not return within {timeout_s:g}s") from None
     except Exception as exc:
@@ -203,41 +195,6 @@ def measurement_from_reply(reply: object, source: str) -> Measurement:
         raise GraderError(f"invalid reply from {source}: {exc}") from None
 
 
-async def _read(stream: asyncio.StreamReader | None, sink: bytearray, cap: int | None) -> None:
-    """Read to EOF; past `cap` bytes raise, without a cap keep only the last 4 KB."""
-    assert stream is not None
-    while chunk := await stream.read(65_536):
-        sink += chunk
-        if cap is None:
-            del sink[:-4096]
-        elif len(sink) > cap:
-            raise GraderError(f"printed more than {cap // (1024 * 1024)} MB; a reply is one object")
-
-
-async def _stop(process: asyncio.subprocess.Process, io: Sequence[asyncio.Future[None]]) -> None:
-    """Leave no command, child or open pipe behind: after a timeout, a bad reply or a cancel."""
-    for task in io:
-        task.cancel()
-    await asyncio.gather(*io, return_exceptions=True)
-    if process.returncode is None:
-        kill_group(process.pid)
-    # Reading the pipes to their end is what lets asyncio close their transports.
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(process.communicate(), _KILL_GRACE_S)
-
-
-async def _feed(stream: asyncio.StreamWriter | None, data: bytes) -> None:
-    """Write the context to stdin; a command that exits without reading it is not an error."""
-    assert stream is not None
-    try:
-        stream.write(data)
-        await stream.drain()
-    except (BrokenPipeError, ConnectionResetError):
-        pass
-    finally:
-        stream.close()
-
-
 def _stderr_excerpt(stderr: bytes) -> str:
     text = stderr.decode("utf-8", errors="replace").strip()
     if not text:
@@ -259,7 +216,9 @@ class CodeGrader(Grader):
     timeout_s: Annotated[float, Field(gt=0)] = 30.0
     """Stop waiting after this many seconds (a command's whole process group is killed)."""
     memory_mb: Annotated[int, Field(gt=0)] | None = 512
-    """Address-space limit of the command (RLIMIT_AS, Linux only); null for none."""
+    """Address-space limit (RLIMIT_AS, Linux only) of each process of the command, in MB: every
+    process it starts gets a limit of its own, so four processes may use four times this
+    together; null for none."""
     env: dict[str, str] = Field(default_factory=dict)
     """Variables added to the command's inherited environment."""
 
@@ -372,26 +331,21 @@ class CodeGrader(Grader):
             raise GraderError(f"{source} could not start: {exc.strerror or exc}") from None
         stdout, stderr = bytearray(), bytearray()
         io = [
-            asyncio.ensure_future(_feed(process.stdin, data)),
-            asyncio.ensure_future(_read(process.stdout, stdout, _MAX_REPLY_BYTES)),
-            asyncio.ensure_future(_read(process.stderr, stderr, None)),
+            asyncio.ensure_future(feed(process.stdin, data)),
+            asyncio.ensure_future(read(process.stdout, stdout, cap=_MAX_REPLY_BYTES)),
+            asyncio.ensure_future(read(process.stderr, stderr, tail=4096)),
         ]
-        finished = False
         try:
-            async with asyncio.timeout(self.timeout_s):
-                await asyncio.gather(*io)
-                await process.wait()
-            finished = True
+            await run_group(process, io, self.timeout_s)
         except TimeoutError:
             raise GraderError(
                 f"{source} timed out after {self.timeout_s:g}s and was killed"
                 + _stderr_excerpt(bytes(stderr))
             ) from None
-        except GraderError as exc:
-            raise GraderError(f"{source} {exc}{_stderr_excerpt(bytes(stderr))}") from None
-        finally:
-            if not finished:
-                await _stop(process, io)
+        except OutputTooLarge as exc:
+            raise GraderError(
+                f"{source} {exc}; a reply is one object{_stderr_excerpt(bytes(stderr))}"
+            ) from None
         if process.returncode != 0:
             raise GraderError(self._exit_message(source, process.returncode, bytes(stderr)))
         return bytes(stdout), bytes(stderr)

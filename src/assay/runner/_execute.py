@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import gc
 import json
 import secrets
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,13 +48,6 @@ from assay.store import (
 )
 
 __all__ = ["Resume", "execute", "new_run_id", "redact_snapshot", "snapshot_of"]
-
-_GC_GEN0_THRESHOLD = 100_000
-"""Net allocations between young-generation collections during a run (Python's default: 700).
-
-Each collection scans every young object alive at that moment, mostly the results waiting
-for the store, so fewer collections cost less in total (100,000 graded recordings: 470
-collections and 2.3 s at 10,000; 6 and 0.14 s at 100,000)."""
 
 CaseCallback = Callable[[CaseResult], None]
 
@@ -294,58 +286,6 @@ def _root_cause(failure: BaseException) -> BaseException:
     return cause
 
 
-async def execute(
-    plan: RunPlan,
-    sink: ResultSink,
-    *,
-    on_case: CaseCallback | None = None,
-    run_id: str | None = None,
-    cache: ResponseCache | None = None,
-    resume: Resume | None = None,
-    ray: RayOptions | None = None,
-) -> RunResult:
-    """Run every case of the plan, streaming each graded result to `sink`.
-
-    With `resume`, only the cases the stored run lacks are run, into the same run. On
-    cancellation (Ctrl-C) the run is finished as `interrupted` with every result so far kept;
-    on any other failure as `failed`; the original exception propagates either way.
-
-    When the plan has regression settings, the baseline is found in `sink` (a store) before
-    the target is set up, and a completed run carries its `RegressionResult`.
-
-    With `ray`, the cases run on a Ray cluster's workers instead of in this process; the
-    store, summary and resume bookkeeping stay here (docs/ray.md).
-
-    Raises:
-        UsageError: A named baseline is unknown or unusable, or one was requested explicitly
-            and `sink` is not a store; with `ray`, Ray is not installed or the cluster cannot
-            be reached.
-    """
-    with _long_lived_heap():
-        return await _execute(
-            plan, sink, on_case=on_case, run_id=run_id, cache=cache, resume=resume, ray=ray
-        )
-
-
-@contextlib.contextmanager
-def _long_lived_heap() -> Iterator[None]:
-    """Collect garbage rarely during a run, and never re-scan what existed before it.
-
-    A run allocates a few dozen short-lived objects per case while it holds the whole suite;
-    with the default thresholds the collector scans that heap again and again (50,000 graded
-    recordings: 27 s before, 21 s with this). The previous settings come back afterwards,
-    since `evaluate` may run inside somebody else's process.
-    """
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(threshold[0], _GC_GEN0_THRESHOLD), *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
-
-
 async def _dispatcher(
     plan: RunPlan, cache: ResponseCache | None, ray: RayOptions | None, run_id: str
 ) -> Dispatcher:
@@ -379,7 +319,6 @@ async def _set_up(
     if ray is None:  # Ray workers grade, and load what they need themselves
         # Grader resources load here, in a thread, never inside a case's timing.
         await asyncio.to_thread(warm_up_graders, plan.loaded.suite)
-    gc.freeze()  # what the target and graders loaded (a replay file) lives as long as the run
     dispatch: Dispatcher | None = None
     try:
         dispatch = await _dispatcher(plan, cache, ray, resume.run.id if resume else run_id)
@@ -394,16 +333,37 @@ async def _set_up(
         raise
 
 
-async def _execute(
+async def execute(
     plan: RunPlan,
     sink: ResultSink,
     *,
-    on_case: CaseCallback | None,
-    run_id: str | None,
-    cache: ResponseCache | None,
-    resume: Resume | None,
-    ray: RayOptions | None,
+    on_case: CaseCallback | None = None,
+    run_id: str | None = None,
+    cache: ResponseCache | None = None,
+    resume: Resume | None = None,
+    ray: RayOptions | None = None,
+    on_set_up: Callable[[], None] | None = None,
 ) -> RunResult:
+    """Run every case of the plan, streaming each graded result to `sink`.
+
+    With `resume`, only the cases the stored run lacks are run, into the same run. On
+    cancellation (Ctrl-C) the run is finished as `interrupted` with every result so far kept;
+    on any other failure as `failed`; the original exception propagates either way.
+
+    When the plan has regression settings, the baseline is found in `sink` (a store) before
+    the target is set up, and a completed run carries its `RegressionResult`.
+
+    With `ray`, the cases run on a Ray cluster's workers instead of in this process; the
+    store, summary and resume bookkeeping stay here (docs/ray.md).
+
+    `on_set_up` is called once the target is set up and the run created, before the first
+    case (the `assay` executable freezes what the set-up loaded there).
+
+    Raises:
+        UsageError: A named baseline is unknown or unusable, or one was requested explicitly
+            and `sink` is not a store; with `ray`, Ray is not installed or the cluster cannot
+            be reached.
+    """
     check_api_keys(plan)
     # The baseline is found before the target is set up: an unknown one stops the run at once.
     run_id, started_at = run_id or new_run_id(), now_iso()
@@ -431,6 +391,8 @@ async def _execute(
         if process is not None:
             process.close()
         raise
+    if on_set_up is not None:
+        on_set_up()
     done = state.done_ids
     cases = iter_cases(plan, done)
 

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from assay._paths import is_file
-from assay._processes import exit_reason, kill_group
+from assay._processes import exit_reason, feed, read, run_group
 from assay._references import split_command
 from assay.errors import TargetError, UsageError
 from assay.results import TargetOutput
@@ -147,20 +147,22 @@ class CommandTarget(Target):
             raise TargetError(
                 f"command '{argv[0]}' is not executable", kind="PermissionError"
             ) from None
+        stdout, stderr = bytearray(), bytearray()
+        io = [
+            asyncio.ensure_future(feed(process.stdin, stdin)),
+            asyncio.ensure_future(read(process.stdout, stdout)),
+            asyncio.ensure_future(read(process.stderr, stderr)),
+        ]
         try:
-            stdout, stderr = await asyncio.wait_for(process.communicate(stdin), self.timeout_s)
+            # Also on cancellation by the runner: never leave the command or its children.
+            await run_group(process, io, self.timeout_s)
         except TimeoutError:
             raise TargetError(
                 f"command '{argv[0]}' timed out after {self.timeout_s:g}s", kind="TimeoutError"
             ) from None
-        finally:
-            # Also on cancellation by the runner: never leave the command running.
-            if process.returncode is None:
-                kill_group(process.pid)
-                await process.communicate()
         if process.returncode != 0:
-            raise TargetError(_exit_message(argv[0], process.returncode, stderr))
-        return stdout
+            raise TargetError(_exit_message(argv[0], process.returncode, bytes(stderr)))
+        return bytes(stdout)
 
     def _cwd(self, base_dir: Path) -> Path:
         return base_dir / self.cwd if self.cwd else base_dir

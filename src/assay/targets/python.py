@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib
-import inspect
 import re
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -15,6 +12,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from assay._references import UnresolvedReference, resolve_reference
+from assay._user_code import timed_user_call
 from assay.errors import TargetError, UsageError
 from assay.results import JSON, TargetOutput
 from assay.targets._base import Target, TargetRequest
@@ -42,20 +40,11 @@ async def call_function(
             or returned a value of the wrong shape.
     """
     case = request.as_mapping()
-    elapsed_ms = 0.0
     try:
-        # A plain bool: narrowing `function` itself would make mypy reject the thread call.
-        is_async = inspect.iscoroutinefunction(function)
-        if is_async:
-            result: object = function(case)
-        else:
-            # Timed in its thread: waiting for the event loop to notice the return (busy
-            # with other cases' grading) is not the function's time.
-            result, elapsed_ms = await asyncio.to_thread(_timed, function, case)
-        if inspect.isawaitable(result):
-            started = time.perf_counter()
-            result = await result
-            elapsed_ms += (time.perf_counter() - started) * 1000
+        # Off this loop (docs/running.md): a timeout ends the case whatever the function does;
+        # timed where it runs, so waiting for this loop (busy grading other cases) is not
+        # the function's time.
+        result, elapsed_ms = await timed_user_call(function, case)
     except TargetError:
         raise
     except Exception as exc:
@@ -65,18 +54,12 @@ async def call_function(
     return with_duration(output, elapsed_ms)
 
 
-def _timed(function: UserFunction, case: dict[str, JSON]) -> tuple[object, float]:
-    """Call `function` and measure it where it runs (a worker thread), in milliseconds."""
-    started = time.perf_counter()
-    result = function(case)
-    return result, (time.perf_counter() - started) * 1000
-
-
 class PythonTarget(Target):
     """Calls `module:function` (sync or async) with the case mapping of `TargetRequest.as_mapping`.
 
     The function returns a string or the structured output mapping (SPEC §3). Sync functions run
-    in a worker thread so they do not block other cases; an exception makes the case an `error`.
+    on a daemon worker thread, async ones on assay's user-code event loop (`assay._user_code`),
+    so neither blocks other cases nor outlives a timeout; an exception makes the case an `error`.
     """
 
     type: Literal["python"]
