@@ -135,17 +135,22 @@ class _UserLoop:
         context: contextvars.Context,
         caller: asyncio.AbstractEventLoop,
         future: asyncio.Future[object],
+        spent: list[float],
     ) -> Callable[[], None]:
-        """Run `coroutine` on this loop, its outcome going to `future`; returns the canceller."""
+        """Run `coroutine` on this loop, its outcome going to `future` and the seconds it took
+        on this loop to `spent`; returns the canceller."""
         tasks: list[asyncio.Task[object]] = []
+        started: list[float] = []
 
         def finished(task: asyncio.Task[object]) -> None:
+            spent.append(time.perf_counter() - started[0])
             if task.cancelled():
                 return  # only an abandoned call is cancelled: nobody waits for it
             error = task.exception()
             _deliver(caller, future, (True, error) if error else (False, task.result()))
 
         def begin() -> None:
+            started.append(time.perf_counter())
             task = self.loop.create_task(coroutine, context=context)
             task.add_done_callback(finished)
             tasks.append(task)
@@ -188,13 +193,8 @@ if hasattr(os, "register_at_fork"):  # not on Windows
     os.register_at_fork(after_in_child=_Workers.forget)
 
 
-async def _awaited(awaitable: Awaitable[object], spent: list[float]) -> object:
-    """Await `awaitable`, adding the time it took (seconds, on the user-code loop) to `spent`."""
-    started = time.perf_counter()
-    try:
-        return await awaitable
-    finally:
-        spent.append(time.perf_counter() - started)
+async def _awaited(awaitable: Awaitable[object]) -> object:
+    return await awaitable
 
 
 async def call_user_function(function: Callable[[_A], object], argument: _A) -> object:
@@ -230,10 +230,13 @@ async def timed_user_call(function: Callable[[_A], object], argument: _A) -> tup
         awaitable = await future
         if not inspect.isawaitable(awaitable):
             return awaitable, sum(spent) * 1000
-    assert inspect.isawaitable(awaitable)
-    coroutine = _awaited(awaitable, spent)
+    if inspect.iscoroutine(awaitable):
+        coroutine: Coroutine[object, object, object] = awaitable
+    else:
+        assert inspect.isawaitable(awaitable)
+        coroutine = _awaited(awaitable)
     waited: asyncio.Future[object] = caller.create_future()
-    cancel = _Workers.user_loop().start(coroutine, context, caller, waited)
+    cancel = _Workers.user_loop().start(coroutine, context, caller, waited, spent)
     try:
         result = await waited
     except asyncio.CancelledError:
