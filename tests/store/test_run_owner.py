@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import create_engine, select, text, update
+from sqlalchemy import Connection, create_engine, inspect, select, text, update
+from sqlalchemy.engine.interfaces import ReflectedColumn
 
 from assay.errors import UsageError
 from assay.results import CaseResult, RunResult
@@ -239,10 +240,8 @@ def test_i22_10_a_store_of_revision_0004_gains_the_owner_column(
     engine.dispose()
 
 
-def _columns(conn: object) -> list[dict[str, object]]:
-    from sqlalchemy import inspect
-
-    return list(inspect(conn).get_columns("runs"))  # type: ignore[arg-type]
+def _columns(conn: Connection) -> list[ReflectedColumn]:
+    return list(inspect(conn).get_columns("runs"))
 
 
 def test_i22_10_a_zombie_owner_counts_as_gone_for_a_resume(
