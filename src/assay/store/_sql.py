@@ -362,24 +362,23 @@ class SQLStore:
                 .values(claim)
             ).rowcount
             while not claimed:
+                # Read what stopped the claim; claim it as it is now, from exactly that
+                # state (a resume racing this one may change it; then the loop reads again).
                 status, stored = conn.execute(
                     select(runs.c.status, runs.c.owner).where(runs.c.id == resolved)
                 ).one()
                 refusal = resume_refusal(
                     resolved, status, takeover=takeover, owner=RunOwner.decode(stored)
                 )
-                if refusal is not None or status != "running" or stored is None:
+                if refusal is not None or status not in {*claimable, "running"}:
                     raise refusal or ConflictError(
                         f"run '{resolved}' cannot be resumed from status '{status}'"
                     )
-                # Its owner is gone: claim it from that owner only (another resume may
-                # have claimed it since it was read; then the loop reads the new owner).
+                condition = runs.c.status == status
+                if status == "running" and not takeover:  # its owner on this host is gone
+                    condition = and_(condition, runs.c.owner == stored)
                 claimed = conn.execute(
-                    update(runs)
-                    .where(
-                        runs.c.id == resolved, runs.c.status == "running", runs.c.owner == stored
-                    )
-                    .values(claim)
+                    update(runs).where(runs.c.id == resolved, condition).values(claim)
                 ).rowcount
         return self.get_run(resolved)
 
