@@ -1,18 +1,23 @@
-"""A run killed with SIGKILL is completed by `--resume --takeover`, equal to an uninterrupted
-run; a resume runs only the suite on disk, unchanged since the run started."""
+"""A run killed with SIGKILL is completed by `--resume` (its process is gone, so no
+`--takeover`), equal to an uninterrupted run; a resume runs only the suite on disk, unchanged
+since the run started."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
 
-from assay.store import SQLiteStore
+import pytest
+
+from assay.store import SQLiteStore, open_store
 from tests.conftest import write
-from tests.e2e._cli import ASSAY, assay
+from tests.e2e._cli import ASSAY, assay, assay_env
 
 N = 40
 
@@ -48,7 +53,10 @@ def _comparable(results: list[dict[str, object]]) -> dict[object, tuple[object, 
     }
 
 
-def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_i22_10_sigkill_then_resume_without_takeover_equals_an_uninterrupted_run(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
     reference_dir = tmp_path / "reference"
     killed_dir = tmp_path / "killed"
     for directory in (reference_dir, killed_dir):
@@ -58,41 +66,76 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     assert reference.returncode == 0, reference.stderr
     expected = json.loads(reference.stdout)
 
+    if backend == "sqlite":
+        location = str(killed_dir / ".assay" / "assay.db")
+        env = assay_env()
+    else:
+        location = request.getfixturevalue("postgres_url")
+        env = assay_env(ASSAY_DATABASE_URL=location)
     proc = subprocess.Popen(
         [ASSAY, "run", "s.eval.yaml"],
         cwd=killed_dir,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "SLOW_AFTER_12": "1"},
+        env={**env, "SLOW_AFTER_12": "1"},
     )
-    db = killed_dir / ".assay" / "assay.db"
     deadline = time.monotonic() + 30
     done = 0
     while time.monotonic() < deadline and done < 10:
-        if db.exists():
-            with SQLiteStore(db) as store:
+        if backend != "sqlite" or Path(location).exists():
+            with open_store(location) as store:
                 runs = store.list_runs()
                 done = len(list(store.iter_case_results(runs[0].id))) if runs else 0
         time.sleep(0.02)
+    assert done >= 10, "the run stored too little in 30 s"
+
+    # While the run's process lives, a resume is refused and names that process.
+    live = assay("run", "--resume", runs[0].id[:12], cwd=killed_dir, env=env)
+    assert proc.poll() is None, "the run ended before its resume was tried"
+    assert live.returncode == 2
+    assert re.fullmatch(
+        rf"error: run '{runs[0].id}' is running: pid {proc.pid} on host "
+        rf"'{re.escape(socket.gethostname())}' \(started \S+Z\) is completing it\. Wait for "
+        rf"it to end, or end that process \(kill {proc.pid}\) and resume again\n",
+        live.stderr,
+    ), live.stderr
+
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
 
-    with SQLiteStore(db) as store:
+    with open_store(location) as store:
         (crashed,) = store.list_runs()
         kept = len(list(store.iter_case_results(crashed.id)))
     assert crashed.status == "running"  # what a killed process leaves behind
     assert 10 <= kept < N
 
-    refused = assay("run", "--resume", crashed.id[:12], cwd=killed_dir)
-    assert refused.returncode == 2  # it may be running elsewhere: taking it over is asked for
-    assert refused.stderr == (
-        f"error: run '{crashed.id}' is running: another `assay run` is completing it. Wait "
-        "for it to end; if no process runs it any more (it was killed, or its store failed), "
-        f"take it over with: assay run --resume {crashed.id} --takeover\n"
-    )
-    resumed = assay("run", "--resume", crashed.id[:12], "--takeover", "--json", cwd=killed_dir)
-    assert resumed.returncode == 0, resumed.stderr
-    final = json.loads(resumed.stdout)
+    # Its process is gone, so a resume claims it: no --takeover (SPEC §6). Of two resumes
+    # started at once exactly one claims it; the other is refused (it finds the winner's
+    # live process, or the run completed already).
+    resumes = [
+        subprocess.Popen(
+            [ASSAY, "run", "--resume", crashed.id[:12], "--json"],
+            cwd=killed_dir,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [resume.communicate(timeout=120) for resume in resumes]
+    codes = sorted(resume.returncode for resume in resumes)
+    assert codes == [0, 2], outputs
+    (winner,) = [r for r in resumes if r.returncode == 0]
+    ((stdout, _),) = [o for r, o in zip(resumes, outputs, strict=True) if r is winner]
+    ((_, refusal),) = [o for r, o in zip(resumes, outputs, strict=True) if r is not winner]
+    assert refusal.startswith(
+        (
+            f"error: run '{crashed.id}' is running: pid {winner.pid} on host ",
+            f"error: run '{crashed.id}' completed; there is nothing to resume",
+        )
+    ), refusal
+    final = json.loads(stdout)
     assert final["id"] == crashed.id
     assert final["status"] == "completed"
     assert len(final["results"]) == N
@@ -106,9 +149,11 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     )
     assert final["token_usage"] == expected["token_usage"]
 
-    with SQLiteStore(db) as store:
+    with open_store(location) as store:
         stored = store.get_run(crashed.id, include_results=True)
+        owner = store.run_owner(crashed.id)
     assert stored.status == "completed"
+    assert owner is None  # a finished run is nobody's
     assert [r.case_id for r in stored.results].count("c0") == 1
 
 

@@ -145,7 +145,9 @@ def test_ctrl_c_keeps_every_finished_result_and_resume_completes(tmp_path: Path)
     _resume_completes(tmp_path, run.id)
 
 
-def test_sigkill_leaves_no_writer_behind_and_resume_completes(tmp_path: Path) -> None:
+def test_i22_10_sigkill_leaves_no_writer_behind_and_resume_completes_without_takeover(
+    tmp_path: Path,
+) -> None:
     db = _suite(tmp_path)
     with _started(tmp_path) as proc:
         _wait_for_stored(db, 1000)
@@ -159,7 +161,10 @@ def test_sigkill_leaves_no_writer_behind_and_resume_completes(tmp_path: Path) ->
     with SQLiteStore(db) as store:
         (run,) = store.list_runs()
     assert run.status == "running"  # what a killed process leaves behind
-    _resume_completes(tmp_path, run.id, "--takeover")
+    with SQLiteStore(db) as store:
+        owner = store.run_owner(run.id)
+    assert owner is not None and owner.pid == proc.pid  # the run's process, not its writer
+    _resume_completes(tmp_path, run.id)  # that process is gone: no --takeover
 
 
 def test_a_killed_writer_fails_the_run_cleanly_and_resume_completes(tmp_path: Path) -> None:

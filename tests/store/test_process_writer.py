@@ -104,10 +104,12 @@ def test_a_killed_writer_is_reported_with_the_way_to_complete_the_run(
 
 PARENT = """
 import os, sys
-from assay.results import CaseResult
+from assay.results import CaseResult, RunResult
 from assay.store import SQLiteStore
 store = SQLiteStore(sys.argv[1])
 writer = store.spawn_writer()
+# Created through the writer, as a long run does: the run is this process's.
+writer.create_run(RunResult.model_validate_json(sys.argv[2]), {})
 docs = [CaseResult(case_id=f"c{i}", score=1.0, verdict="pass", threshold=0.8).model_dump_json()
         for i in range(300)]
 writer.send("run-0001", docs[:150])
@@ -120,11 +122,10 @@ os._exit(9)  # dies without waiting for the answers or closing the writer
 def test_when_the_run_dies_the_writer_commits_what_it_received_and_exits(
     sqlite_store: SQLiteStore, make_run: Callable[..., RunResult], tmp_path: Path
 ) -> None:
-    sqlite_store.create_run(make_run(), {})
     script = tmp_path / "parent.py"
     script.write_text(PARENT)
     done = subprocess.run(
-        [sys.executable, str(script), str(sqlite_store.path)],
+        [sys.executable, str(script), str(sqlite_store.path), make_run().model_dump_json()],
         capture_output=True,
         text=True,
         timeout=60,
@@ -142,3 +143,27 @@ def test_when_the_run_dies_the_writer_commits_what_it_received_and_exits(
 
 def test_only_a_database_can_be_written_from_another_process() -> None:
     assert MemorySink().spawn_writer() is None
+
+
+def test_i22_10_a_writer_stores_nothing_into_a_run_another_process_claimed(
+    sqlite_store: SQLiteStore, make_run: Callable[..., RunResult], make_case: MakeCase
+) -> None:
+    writer = _writer(sqlite_store)
+    try:
+        writer.create_run(make_run(), {})
+        writer.send("run-0001", _documents(make_case, "a"))
+        writer.receive()
+        claim = (
+            "import sys; from assay.store import SQLiteStore; "
+            "SQLiteStore(sys.argv[1]).reopen_run('run-0001', takeover=True)"
+        )
+        subprocess.run(
+            [sys.executable, "-c", claim, str(sqlite_store.path)], check=True, timeout=60
+        )
+        # The run is the other process's now: what this run's writer still sends is refused.
+        writer.send("run-0001", _documents(make_case, "b"))
+        with pytest.raises(ConflictError, match="it was taken over by pid "):
+            writer.receive()
+    finally:
+        writer.close()
+    assert [s.case_id for s in sqlite_store.iter_case_scores("run-0001")] == ["a"]

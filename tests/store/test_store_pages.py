@@ -160,6 +160,7 @@ def test_tags_of_runs_stored_before_revision_0003_are_backfilled(
                 "ON grader_results (run_id, name, verdict)"
             )
         )
+        conn.execute(text("ALTER TABLE runs DROP COLUMN owner"))  # and before 0005
         conn.execute(text("UPDATE alembic_version SET version_num = '0002'"))
     engine.dispose()
     with open_store(db_path) as store:

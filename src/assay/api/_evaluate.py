@@ -208,7 +208,9 @@ def prepare_resume(
         suite: The run's suite (a path or a loaded suite).
         project: The project config the run used.
         judge_base_url: The judge endpoint (`--judge-base-url`); must be the run's.
-        takeover: Also claim a run still marked running, whose process was killed.
+        takeover: Also claim a run still marked running whose process cannot be looked up
+            from here (another host, or a run stored without its process); a run whose
+            process on this machine is gone is claimed without it.
 
     Raises:
         UsageError: the run does not exist, completed already, is running in another process
@@ -216,7 +218,7 @@ def prepare_resume(
             differ from the run's.
     """
     run = store.get_run(run_id)
-    check_resumable(run, takeover=takeover)
+    check_resumable(run, owner=store.run_owner(run.id), takeover=takeover)
     snapshot = store.get_snapshot(run.id)
     if not isinstance(suite, LoadedSuite):
         suite = load_suite(suite if suite is not None else stored_suite_file(run.id, snapshot))

@@ -56,8 +56,9 @@ __all__ = ["command"]
 @click.option(
     "--takeover",
     is_flag=True,
-    help="With --resume: complete a run still marked running because its process was killed "
-    "(never while another process runs it).",
+    help="With --resume: complete a run still marked running whose process assay cannot look "
+    "up (it ran on another host, or before assay recorded it); a killed process on this host "
+    "needs no --takeover. Never while another process runs it.",
 )
 @click.option("--db", help="Store runs here (a SQLite path or database URL).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")

@@ -451,10 +451,11 @@ def _conclude(
 def _resumable(
     failure: StoreUnavailableError, run_id: str, *, closed: bool
 ) -> StoreUnavailableError:
-    """The store failure with how to complete the run; one the store could not close stays
-    marked running, so its resume takes it over."""
-    takeover = "" if closed else " --takeover"
+    """The store failure with how to complete the run. One the store could not close stays
+    marked running, owned by this process: once it has exited, a resume on this machine
+    claims it; one elsewhere cannot see that process, so it takes the run over."""
+    elsewhere = "" if closed else " (on another host, add --takeover)"
     return StoreUnavailableError(
         f"{failure}; the results committed before it are kept: once the store works again, "
-        f"complete the run with: assay run --resume {run_id}{takeover}"
+        f"complete the run with: assay run --resume {run_id}{elsewhere}"
     )

@@ -33,7 +33,7 @@ from assay.judge import judge_from_env
 from assay.results import JSON, RunResult
 from assay.runner._execute import redact_snapshot, snapshot_of
 from assay.runner._plan import RunOptions, RunPlan, plan_run
-from assay.store import RawJSON, resume_refusal
+from assay.store import RawJSON, RunOwner, resume_refusal
 
 __all__ = ["check_resumable", "plan_for_resume", "plan_from_snapshot", "stored_suite_file"]
 
@@ -104,14 +104,17 @@ def plan_from_snapshot(run_id: str, snapshot: dict[str, JSON]) -> RunPlan:
     return plan_run(loaded, project, _options(options_raw))
 
 
-def check_resumable(run: RunResult, *, takeover: bool = False) -> None:
+def check_resumable(
+    run: RunResult, *, owner: RunOwner | None = None, takeover: bool = False
+) -> None:
     """Refuse at once a run that cannot be claimed (before its suite is loaded); the claim
     itself (`Store.reopen_run`) checks again, atomically.
 
     Raises:
-        UsageError: the run completed, or is running and `takeover` is not given.
+        UsageError: the run completed, or is running, its `owner` not known to be gone, and
+            `takeover` is not given.
     """
-    refusal = resume_refusal(run.id, run.status, takeover=takeover)
+    refusal = resume_refusal(run.id, run.status, takeover=takeover, owner=owner)
     if refusal is not None:
         raise refusal
 

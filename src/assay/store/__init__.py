@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from assay.store._location import DATABASE_URL_ENV, DEFAULT_DB_PATH, StoreLocation
     from assay.store._memory import MemorySink
     from assay.store._open import open_store
+    from assay.store._owner import RunOwner
     from assay.store._pages import ResultFilter, ResultPage, ResultSort, RunFacets
     from assay.store._postgres import PostgresStore
     from assay.store._process_writer import StoreWriter, StoreWriterEnded, StoreWriterError
@@ -40,6 +41,7 @@ _MODULES = {
     ],
     "assay.store._location": ["DATABASE_URL_ENV", "DEFAULT_DB_PATH", "StoreLocation"],
     "assay.store._memory": ["MemorySink"],
+    "assay.store._owner": ["RunOwner"],
     "assay.store._open": ["open_store"],
     "assay.store._pages": ["ResultFilter", "ResultPage", "ResultSort", "RunFacets"],
     "assay.store._postgres": ["PostgresStore"],
@@ -66,6 +68,7 @@ __all__ = [
     "ResultSink",
     "ResultSort",
     "RunFacets",
+    "RunOwner",
     "SQLStore",
     "SQLiteStore",
     "Store",

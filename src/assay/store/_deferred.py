@@ -29,6 +29,7 @@ from assay.store._process_writer import StoreWriter
 from assay.store._protocol import Store
 
 if TYPE_CHECKING:
+    from assay.store._owner import RunOwner
     from assay.store._pages import ResultFilter, ResultPage, ResultSort, RunFacets
     from assay.store._sql import Baseline
 
@@ -120,6 +121,9 @@ class DeferredStore:
 
     def reopen_run(self, run_id: str, *, takeover: bool = False) -> RunResult:
         return self._open().reopen_run(run_id, takeover=takeover)
+
+    def run_owner(self, run_id: str) -> RunOwner | None:
+        return self._open().run_owner(run_id)
 
     def import_run(
         self, run: RunResult, snapshot: dict[str, JSON], documents: Sequence[str]

@@ -11,6 +11,10 @@ answer (committed, or why not) in that order. The process ignores Ctrl-C, so an 
 run still commits everything it sent; if the run's process dies, the writer sees its input
 close, commits what it received and exits.
 
+The run's owner (`RunOwner`) is the process that started this one, never the writer: a resume
+looks that process up. The writer commits only while its run is still that process's, so a
+writer outliving its killed run stores nothing once a resume has claimed the run.
+
 The process also creates and finishes the run, and it is the first to open the store: a run
 that writes through it never loads SQLAlchemy or opens the database in its own process
 (~0.1 s of its start-up, see `DeferredStore`). If the store cannot be opened, every request
@@ -40,6 +44,7 @@ from assay.results import (
 )
 from assay.store._errors import ConflictError, StoreUnavailableError
 from assay.store._location import StoreLocation
+from assay.store._owner import RunOwner
 
 __all__ = ["StoreWriter", "StoreWriterError", "receive_message", "send_message"]
 
@@ -87,7 +92,11 @@ class StoreWriter:
 
     def __init__(self, location: StoreLocation) -> None:
         """Start the process, which opens the store at `location` (a URL may hold a
-        password, so it travels through the pipe, never on the command line)."""
+        password, so it travels through the pipe, never on the command line).
+
+        The process writes on behalf of this one: the run it creates is recorded as run by
+        this process (`RunOwner`), and it stores nothing into a run another process owns
+        (a resume took it over after this process was killed)."""
         self._process = subprocess.Popen(
             [sys.executable, "-m", "assay.store._writer_main"],
             stdin=subprocess.PIPE,
@@ -97,7 +106,7 @@ class StoreWriter:
         self._location = location
         self._input = self._process.stdin
         self._output = self._process.stdout
-        send_message(self._input, location)
+        send_message(self._input, (location, RunOwner.current().encode()))
 
     @property
     def pid(self) -> int:

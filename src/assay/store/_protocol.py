@@ -23,6 +23,7 @@ from assay.results import (
 )
 
 if TYPE_CHECKING:
+    from assay.store._owner import RunOwner
     from assay.store._pages import ResultFilter, ResultPage, ResultSort, RunFacets
     from assay.store._process_writer import StoreWriter
     from assay.store._sql import Baseline
@@ -66,12 +67,16 @@ class Store(ResultSink, Protocol):
     """A persistent store of runs."""
 
     def reopen_run(self, run_id: str, *, takeover: bool = False) -> RunResult:
-        """Claim an interrupted or failed run for resume (atomically); a run still marked
-        running only with `takeover`.
+        """Claim an interrupted or failed run for resume (atomically), or a run still marked
+        running whose process on this machine is gone; any other running run only with
+        `takeover`. The run is then owned by this process.
 
         Raises:
             UsageError: the run does not exist, completed, or is running (without `takeover`).
         """
+
+    def run_owner(self, run_id: str) -> RunOwner | None:
+        """The process recorded as running the run (None once finished, or when unknown)."""
 
     def import_run(
         self, run: RunResult, snapshot: dict[str, JSON], documents: Sequence[str]

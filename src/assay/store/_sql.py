@@ -49,6 +49,7 @@ from assay.store._errors import ConflictError, NotFoundError, resume_refusal
 from assay.store._failures import report_failures
 from assay.store._location import StoreLocation
 from assay.store._migrate import migrate
+from assay.store._owner import RunOwner
 from assay.store._pages import (
     ResultFilter,
     ResultPage,
@@ -177,22 +178,34 @@ class SQLStore:
 
     # -- writing -------------------------------------------------------------------------
 
-    def create_run(self, run: RunResult, snapshot: dict[str, JSON]) -> None:
+    def create_run(
+        self, run: RunResult, snapshot: dict[str, JSON], *, owner: RunOwner | None = None
+    ) -> None:
         """Record a new run before its first case runs.
 
         Case results already on `run` (an imported run) are stored with it in the same
-        transaction, so an import is all or nothing.
+        transaction, so an import is all or nothing. A `running` run is recorded as run by
+        `owner`, by default this process (the store writer process passes its run's).
 
         Raises:
             UsageError: A run with this id already exists.
         """
-        self.import_run(run, snapshot, [r.model_dump_json() for r in run.results])
+        if owner is None and run.status == "running":
+            owner = RunOwner.current()
+        self.import_run(run, snapshot, [r.model_dump_json() for r in run.results], owner=owner)
 
     def import_run(
-        self, run: RunResult, snapshot: dict[str, JSON], documents: Sequence[str]
+        self,
+        run: RunResult,
+        snapshot: dict[str, JSON],
+        documents: Sequence[str],
+        *,
+        owner: RunOwner | None = None,
     ) -> None:
         """`create_run` with the case results given as their JSON documents (an upload,
         whose results are kept as text while it is parsed), in the same one transaction.
+
+        Only a `running` run keeps its `owner`: nobody runs a finished one.
 
         Raises:
             UsageError: A run with this id already exists, or a case id comes twice.
@@ -214,6 +227,7 @@ class SQLStore:
             "scheduling": run.scheduling.model_dump(mode="json") if run.scheduling else None,
             "passed": None if run.status == "running" else run.passed,
             "regression": _dump_regression(run.regression),
+            "owner": owner.encode() if owner is not None and run.status == "running" else None,
         }
         try:
             with self._writes.begin() as conn:
@@ -243,20 +257,24 @@ class SQLStore:
         """
         self.add_case_documents(run_id, [result.model_dump_json() for result in results])
 
-    def add_case_documents(self, run_id: str, documents: Sequence[str]) -> None:
+    def add_case_documents(
+        self, run_id: str, documents: Sequence[str], *, owner: RunOwner | None = None
+    ) -> None:
         """`add_case_results` for results already serialised as their §8 JSON documents.
 
         The store writer process (`assay.store.StoreWriter`) commits through this: it receives
-        the documents, never the result objects.
+        the documents, never the result objects. It passes its run's `owner`, so a writer
+        left behind by a killed run stores nothing once a resume has claimed the run.
 
         Raises:
-            UsageError: The run does not exist, is finished, or already has one of the case ids.
+            UsageError: The run does not exist, is finished, already has one of the case
+                ids, or (with `owner`) is run by another process now.
         """
         if not documents:
             return
         try:
             with self._writes.begin() as conn:
-                self._require_running(conn, run_id, "add a case result to")
+                self._require_running(conn, run_id, "add a case result to", owner)
                 last = conn.execute(
                     select(func.max(case_results.c.seq)).where(case_results.c.run_id == run_id)
                 ).scalar_one()
@@ -280,12 +298,13 @@ class SQLStore:
         cost_usd: float | None,
         scheduling: SchedulingStats | None = None,
         regression: RegressionResult | None = None,
+        owner: RunOwner | None = None,
     ) -> None:
         """Mark a run finished; from then on the run and its results never change.
 
         Raises:
             UsageError: The run does not exist or is already finished, or `status` is
-                `running`.
+                `running`, or (with `owner`, from the store writer) another process runs it.
         """
         if status == "running":
             raise UsageError(
@@ -293,7 +312,7 @@ class SQLStore:
                 "use 'completed', 'interrupted' or 'failed'"
             )
         with self._writes.begin() as conn:
-            self._require_running(conn, run_id, "finish")
+            self._require_running(conn, run_id, "finish", owner)
             conn.execute(
                 update(runs)
                 .where(runs.c.id == run_id)
@@ -308,39 +327,74 @@ class SQLStore:
                     passed=summary.passed
                     and (regression is None or regression.status != "critical"),
                     regression=_dump_regression(regression),
+                    owner=None,
                 )
             )
 
     def reopen_run(self, run_id: str, *, takeover: bool = False) -> RunResult:
-        """Claim an interrupted or failed run for `--resume`: set it running again.
+        """Claim an interrupted or failed run for `--resume`: set it running again, owned
+        by this process.
 
         The claim is one conditional UPDATE, so of two resumes racing for a run exactly one
-        gets it. A run still marked `running` (another process completes it, or its process
-        was killed) is claimed only with `takeover`.
+        gets it. A run still marked `running` is claimed when its owner was a process on
+        this machine that is gone (killed; its pid free or another process's): that UPDATE
+        also requires the owner just seen, so of two resumes racing for it one wins. Any
+        other running run (a live owner, one on another host, one stored without an owner)
+        is claimed only with `takeover`.
 
         Raises:
-            ConflictError: The run completed, or is running and `takeover` is not given.
+            ConflictError: The run completed, or is running (see above) and `takeover` is
+                not given.
             NotFoundError: The run does not exist.
         """
         claimable = ["interrupted", "failed", *(["running"] if takeover else [])]
+        claim = {
+            "status": "running",
+            "finished_at": None,
+            "passed": None,
+            "owner": RunOwner.current().encode(),
+        }
         with self._writes.begin() as conn:
             resolved = self._resolve(conn, run_id)
             claimed = conn.execute(
                 update(runs)
                 .where(runs.c.id == resolved, runs.c.status.in_(claimable))
-                .values(status="running", finished_at=None, passed=None)
+                .values(claim)
             ).rowcount
-            if not claimed:
-                status = conn.execute(
-                    select(runs.c.status).where(runs.c.id == resolved)
-                ).scalar_one()
-                refusal = resume_refusal(resolved, status, takeover=takeover)
-                raise refusal or ConflictError(
-                    f"run '{resolved}' cannot be resumed from status '{status}'"
+            while not claimed:
+                # Read what stopped the claim; claim it as it is now, from exactly that
+                # state (a resume racing this one may change it; then the loop reads again).
+                status, stored = conn.execute(
+                    select(runs.c.status, runs.c.owner).where(runs.c.id == resolved)
+                ).one()
+                refusal = resume_refusal(
+                    resolved, status, takeover=takeover, owner=RunOwner.decode(stored)
                 )
+                if refusal is not None or status not in {*claimable, "running"}:
+                    raise refusal or ConflictError(
+                        f"run '{resolved}' cannot be resumed from status '{status}'"
+                    )
+                condition = runs.c.status == status
+                if status == "running" and not takeover:  # its owner on this host is gone
+                    condition = and_(condition, runs.c.owner == stored)
+                claimed = conn.execute(
+                    update(runs).where(runs.c.id == resolved, condition).values(claim)
+                ).rowcount
         return self.get_run(resolved)
 
     # -- reading -------------------------------------------------------------------------
+
+    def run_owner(self, run_id: str) -> RunOwner | None:
+        """The process recorded as running the run: None once it finished, and for a run
+        stored before owners were recorded.
+
+        Raises:
+            UsageError: No run matches, or the prefix matches several runs.
+        """
+        with self._engine.connect() as conn:
+            resolved = self._resolve(conn, run_id)
+            stored = conn.execute(select(runs.c.owner).where(runs.c.id == resolved)).scalar_one()
+        return RunOwner.decode(stored)
 
     def get_run(self, run_id: str, *, include_results: bool = False) -> RunResult:
         """Load one run by id or by a unique id prefix of at least four characters.
@@ -686,17 +740,27 @@ class SQLStore:
             found = conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first()
         return found is not None
 
-    def _require_running(self, conn: Connection, run_id: str, action: str) -> None:
+    def _require_running(
+        self, conn: Connection, run_id: str, action: str, owner: RunOwner | None = None
+    ) -> None:
+        """Refuse unless the run is running (and, given `owner`, run by that process)."""
         # FOR UPDATE locks the row on servers; SQLite omits it and the write lock suffices.
-        status = conn.execute(
-            select(runs.c.status).where(runs.c.id == run_id).with_for_update()
-        ).scalar_one_or_none()
-        if status is None:
+        row = conn.execute(
+            select(runs.c.status, runs.c.owner).where(runs.c.id == run_id).with_for_update()
+        ).one_or_none()
+        if row is None:
             raise NotFoundError(f"cannot {action} run '{run_id}': not found in {self._where}")
+        status, stored = row
         if status != "running":
             raise ConflictError(
                 f"cannot {action} run '{run_id}': it is already finished (status '{status}') "
                 "and finished runs are immutable"
+            )
+        if owner is not None and stored != owner.encode():
+            now = RunOwner.decode(stored)
+            raise ConflictError(
+                f"cannot {action} run '{run_id}': it was taken over by "
+                f"{now.describe() if now else 'another process'}, which completes it"
             )
 
     def _resolve(self, conn: Connection, run_id: str) -> str:

@@ -76,6 +76,9 @@ runs = Table(
     # The run verdict at finish (§1.5 and no critical regression), for `last_passing` lookups.
     Column("passed", Boolean, nullable=True),
     Column("regression", JSON(none_as_null=True), nullable=True),
+    # The process running the run (`RunOwner.encode`), so a resume can tell a killed run from
+    # a live one; NULL when finished and for runs stored before migration 0005.
+    Column("owner", Text, nullable=True),
     Index(None, "suite", "started_at"),
     Index(None, "started_at"),
 )

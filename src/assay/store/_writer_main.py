@@ -15,6 +15,7 @@ from typing import Any
 from assay.errors import UsageError
 from assay.store._errors import ConflictError, StoreUnavailableError
 from assay.store._open import open_location
+from assay.store._owner import RunOwner
 from assay.store._process_writer import receive_message, send_message
 from assay.store._sql import SQLStore
 
@@ -29,9 +30,11 @@ def _serve() -> None:
     requests = sys.stdin.buffer
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # a stray print must not corrupt the answers
-    received, location = receive_message(requests)
+    received, opening = receive_message(requests)
     if not received:
         return
+    location, encoded_owner = opening
+    owner = RunOwner.decode(encoded_owner)
     store: SQLStore | None = None
     refused: _Outcome = None
     try:
@@ -45,7 +48,7 @@ def _serve() -> None:
             received, message = receive_message(requests)
             if not received or message is None:
                 return
-            outcome = refused if store is None else _carry_out(store, message)
+            outcome = refused if store is None else _carry_out(store, message, owner)
             # A run that died cannot hear the answer; what it sent is committed all the same.
             with contextlib.suppress(BrokenPipeError):
                 send_message(answers, outcome)
@@ -54,17 +57,17 @@ def _serve() -> None:
             store.close()
 
 
-def _carry_out(store: SQLStore, request: tuple[str, Any, Any]) -> _Outcome:
+def _carry_out(store: SQLStore, request: tuple[str, Any, Any], owner: RunOwner | None) -> _Outcome:
     """One request of `StoreWriter`: `("add", run_id, documents)`, `("create", run,
-    snapshot)` or `("finish", run_id, fields)`."""
+    snapshot)` or `("finish", run_id, fields)`, on behalf of the run's process `owner`."""
     kind, first, second = request
     try:
         if kind == "add":
-            store.add_case_documents(first, second)
+            store.add_case_documents(first, second, owner=owner)
         elif kind == "create":
-            store.create_run(first, second)
+            store.create_run(first, second, owner=owner)
         else:
-            store.finish_run(first, **second)
+            store.finish_run(first, **second, owner=owner)
     except Exception as exc:
         return _failure(exc)
     return None
