@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from assay._retry import RetryPolicy
+from assay.providers import RetryPolicy
 from assay.cache import CacheMiss, CacheMode, ResponseCache
 from assay.judge import (
     Entry,
