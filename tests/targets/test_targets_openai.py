@@ -317,7 +317,7 @@ def test_a_timeout_is_retryable() -> None:
     with FakeOpenAIServer(fault=fail_first(1, "timeout"), hang_s=30) as server:
         error = failure(target(server, timeout_s=0.2))
     assert (error.retryable, error.rate_limited, error.kind) == (True, False, "APITimeoutError")
-    assert str(error) == f"openai fake-model at {server.base_url}: request timed out after 0.2s"
+    assert str(error) == f"openai fake-model at {server.base_url}: the request timed out after 0.2s"
 
 
 def test_a_dropped_connection_is_retryable() -> None:

@@ -74,7 +74,7 @@ def map_sdk_error(
         # the root cause so the message says what happened.
         if timed_out(exc, sdk.APITimeoutError):
             after = f" after {timeout_s:g}s" if timeout_s is not None else ""
-            return ProviderTimeoutError(f"request timed out{after}", kind="APITimeoutError")
+            return ProviderTimeoutError(f"the request timed out{after}", kind="APITimeoutError")
         return ProviderConnectionError(
             f"the connection to {base_url} {connection_problem(exc)}", kind="APIConnectionError"
         )
