@@ -19,6 +19,7 @@ from assay.providers._errors import (
     ProviderTimeoutError,
     RateLimitError,
 )
+from assay.providers._fake import fake_embedding
 from assay.providers._open import embed, open_provider
 from assay.providers._presets import (
     ANTHROPIC_PRESETS,
@@ -58,6 +59,7 @@ __all__ = [
     "anthropic_wire",
     "check_preset",
     "embed",
+    "fake_embedding",
     "open_provider",
     "openai_wire",
 ]

@@ -29,7 +29,7 @@ from assay.providers._presets import Wire
 from assay.providers._scripted import fill, is_judge_request, schema_of
 from assay.results import JSON, TokenUsage
 
-__all__ = ["EMBEDDING_DIMENSIONS", "FakeProvider"]
+__all__ = ["EMBEDDING_DIMENSIONS", "FakeProvider", "fake_embedding"]
 
 EMBEDDING_DIMENSIONS = 64
 """Length of the fake embeddings: a hashed bag of words, so texts sharing words are close."""
@@ -74,7 +74,7 @@ class FakeProvider(Provider):
     async def embed(self, model: str, inputs: Sequence[str]) -> Embeddings:
         """Deterministic vectors: each word adds ±1 to a hashed dimension, then unit length."""
         del model
-        vectors = [_embedding(text) for text in inputs]
+        vectors = [fake_embedding(text) for text in inputs]
         tokens = sum(len(_WORD.findall(text)) for text in inputs)
         return Embeddings(vectors, TokenUsage(input=tokens, output=0))
 
@@ -194,7 +194,8 @@ def _last_user_text(body: Mapping[str, JSON]) -> str:
     return ""
 
 
-def _embedding(text: str) -> list[float]:
+def fake_embedding(text: str) -> list[float]:
+    """A unit vector of `EMBEDDING_DIMENSIONS` for `text`: texts sharing words point alike."""
     vector = [0.0] * EMBEDDING_DIMENSIONS
     for word in _WORD.findall(text.lower()):
         digest = hashlib.sha256(word.encode()).digest()
