@@ -4,15 +4,18 @@ local OpenAI-protocol server (or its Anthropic-protocol side) with the preset's 
 from __future__ import annotations
 
 import asyncio
+import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from pydantic import BaseModel, ValidationError
+import yaml
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from assay.judge import JudgeClient, JudgeSpec, PromptTemplate
 from assay.providers import PRESETS
-from assay.targets import AnthropicTarget, OpenAITarget
+from assay.targets import AnthropicTarget, OpenAITarget, TargetSpec
 from assay.testing import FakeOpenAIServer
 from tests.targets._calls import ask, run
 
@@ -33,6 +36,7 @@ EXPECTED: dict[str, tuple[str | None, str | None]] = {
 }
 """The documented endpoint and key variable of every OpenAI-compatible preset."""
 
+DOCS = Path(__file__).parents[2] / "docs" / "providers.md"
 HOSTED = [name for name, (_, key) in EXPECTED.items() if key is not None and name != "azure"]
 LOCAL = [name for name, (_, key) in EXPECTED.items() if key is None]
 TEMPLATE = PromptTemplate("t", "Rate this: {{ output }}")
@@ -53,7 +57,7 @@ def test_every_openai_compatible_preset_is_listed_and_documented() -> None:
     openai_wire = {name for name, preset in PRESETS.items() if preset.wire == "openai"}
     assert openai_wire == set(EXPECTED)
     assert set(PRESETS) == {*EXPECTED, "anthropic", "fake"}
-    with open("docs/providers.md", encoding="utf-8") as page:
+    with open(DOCS, encoding="utf-8") as page:
         text = page.read()
     for name in PRESETS:
         assert f"provider: {name}" in text, f"docs/providers.md shows no config for {name}"
@@ -135,9 +139,9 @@ def test_azure_without_an_api_version_is_rejected_when_the_suite_loads() -> None
 
 
 def test_an_unknown_preset_says_did_you_mean() -> None:
-    with pytest.raises(ValidationError, match="unknown provider 'grok'. Did you mean 'groq'?"):
+    with pytest.raises(ValidationError, match=r"unknown provider 'grok'\. Did you mean 'groq'\?"):
         OpenAITarget(type="openai", provider="grok", model="m")
-    with pytest.raises(ValidationError, match="unknown provider 'antropic'. Did you mean"):
+    with pytest.raises(ValidationError, match=r"unknown provider 'antropic'\. Did you mean"):
         JudgeSpec(provider="antropic", model="m")
     with pytest.raises(ValidationError, match="speaks the anthropic protocol"):
         OpenAITarget(type="openai", provider="anthropic", model="m")
@@ -210,3 +214,12 @@ def test_the_anthropic_provider_reaches_the_local_messages_endpoint(
             seen.headers.get("authorization", "").removeprefix("Bearer "),
         )
         assert "anthropic-version" in seen.headers
+
+
+def test_every_one_line_config_in_the_docs_is_a_valid_target() -> None:
+    adapter: TypeAdapter[Any] = TypeAdapter(TargetSpec)
+    with open(DOCS, encoding="utf-8") as page:
+        lines = re.findall(r"`(\{type: .*?\})` \|$", page.read(), flags=re.MULTILINE)
+    assert len(lines) == len(PRESETS)
+    providers = {adapter.validate_python(yaml.safe_load(line)).provider for line in lines}
+    assert providers == set(PRESETS)

@@ -62,4 +62,3 @@ def test_a_target_and_its_judge_retry_with_one_policy_value(
     assert len(waits) == 2  # one retry of the target, one of the judge
     assert len({policy for policy, _, _ in waits}) == 1, "target and judge used two policies"
     assert [(after, wait) for _, after, wait in waits] == [(3600.0, MAX_RETRY_DELAY_S)] * 2
-

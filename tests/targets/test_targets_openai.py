@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from assay.errors import TargetError, UsageError
+from assay.errors import UsageError
 from assay.providers._sdk_errors import retry_after_s
 from assay.results import Message, TargetOutput, TokenUsage, ToolCall
 from assay.targets import BUILTIN_TARGETS, OpenAITarget, TargetRequest, TargetSpec

@@ -5,8 +5,8 @@ to JSON read out of text when the server rejects a mode) → validation against 
 model → up to two re-asks that quote the validation error → cache write. Transient HTTP
 failures (429, 5xx, timeouts, dropped connections) are retried with the run's one
 `RetryPolicy` under the run's judge concurrency limit. Requests go through `assay.providers`
-(any provider a target may use, `fake` included). Whatever cannot be turned into a valid reply raises `JudgeError`,
-which the grader reports as an `error` — never as a score.
+(any provider a target may use, `fake` included). Whatever cannot be turned into a valid reply
+raises `JudgeError`, which the grader reports as an `error` — never as a score.
 """
 
 from __future__ import annotations
@@ -232,7 +232,9 @@ class JudgeClient:
             {"role": "system", "content": system},
             {"role": "user", "content": prompt.user},
         ]
-        key = self._key(messages, prompt, contract.schema, repeat_index, rejudge_round, metadata)
+        key = self._key(
+            messages, prompt, contract.schema, repeat_index, rejudge_round, metadata=metadata
+        )
         if key is not None and self._cache is not None:
             cached = self._cache.get(key)
             hit = self._from_cache(cached, contract, prompt)
@@ -286,6 +288,7 @@ class JudgeClient:
         schema: dict[str, JSON],
         repeat_index: int,
         rejudge_round: int,
+        *,
         metadata: Mapping[str, JSON] | None,
     ) -> str | None:
         if self._cache is None:

@@ -26,7 +26,9 @@ def anthropic_sdk(who: str) -> ModuleType:
     try:
         import anthropic
     except ImportError:
-        raise UsageError(f"{who} needs the `anthropic` SDK; install the extra: {_INSTALL_HINT}")
+        raise UsageError(
+            f"{who} needs the `anthropic` SDK; install the extra: {_INSTALL_HINT}"
+        ) from None
     return anthropic
 
 

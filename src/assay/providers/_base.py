@@ -144,5 +144,6 @@ class Provider(ABC):
             UsageError: The provider has no embeddings API.
         """
 
+    @abstractmethod
     async def close(self) -> None:
-        """Release the provider's connections (nothing to release by default)."""
+        """Release the provider's connections."""

@@ -78,6 +78,9 @@ class FakeProvider(Provider):
         tokens = sum(len(_WORD.findall(text)) for text in inputs)
         return Embeddings(vectors, TokenUsage(input=tokens, output=0))
 
+    async def close(self) -> None:
+        """Nothing to release: the fake holds no connections."""
+
     def _judge_reply(self, body: dict[str, JSON], metadata: Mapping[str, JSON]) -> dict[str, JSON]:
         values = metadata.get("fake_judge", {})
         if not isinstance(values, Mapping):

@@ -107,9 +107,7 @@ class OpenAICompatibleProvider(Provider):
         vectors: list[tuple[int, list[float]]] = []
         for position, item in enumerate(data if isinstance(data, list) else []):
             vector = item.get("embedding") if isinstance(item, dict) else None
-            if not isinstance(vector, list) or not all(
-                isinstance(x, int | float) for x in vector
-            ):
+            if not isinstance(vector, list) or not all(isinstance(x, int | float) for x in vector):
                 break
             index = item.get("index", position)
             vectors.append((index if isinstance(index, int) else position, vector))

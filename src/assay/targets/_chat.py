@@ -20,6 +20,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from assay._strict_model import StrictModel
 from assay.errors import TargetError
+from assay.providers import PRESETS as PROVIDER_PRESETS
 from assay.providers import (
     ModelTurn,
     Pricing,
@@ -30,7 +31,6 @@ from assay.providers import (
     check_preset,
     open_provider,
 )
-from assay.providers import PRESETS as PROVIDER_PRESETS
 from assay.results import JSON, Message, TargetOutput, TokenUsage, ToolCall, add_usage
 from assay.targets._base import Target, TargetRequest
 

@@ -44,11 +44,11 @@ from assay.testing._judge_script import JudgeScript, is_judge_request, judge_rep
 
 __all__ = [
     "FakeOpenAIServer",
-    "SeenRequest",
     "FaultScript",
     "JudgeScript",
     "Reply",
     "ReplyScript",
+    "SeenRequest",
     "fail_first",
     "last_user_text",
     "tool_outputs",
