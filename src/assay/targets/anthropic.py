@@ -28,7 +28,7 @@ class AnthropicTarget(ChatModelTarget):
 
     type: Literal["anthropic"]
     """Target type discriminator."""
-    provider: str = "anthropic"
+    provider: Annotated[str, Field(json_schema_extra={"enum": ANTHROPIC_PRESETS})] = "anthropic"
     """`anthropic`, or `fake` for scripted offline replies from each test's `metadata`."""
     max_tokens: Annotated[int, Field(ge=1)] = 1024
     """Upper bound on generated tokens per model call (the Messages API requires one)."""

@@ -31,7 +31,7 @@ class OpenAITarget(ChatModelTarget):
 
     type: Literal["openai"]
     """Target type discriminator."""
-    provider: str = "openai"
+    provider: Annotated[str, Field(json_schema_extra={"enum": OPENAI_PRESETS})] = "openai"
     """Which OpenAI-compatible service: `openai`, `azure`, `openrouter`, `groq`, `together`,
     `fireworks`, `deepseek`, `mistral`, `gemini`, `ollama`, `vllm`, `sglang`, `lmstudio`, or
     `fake` (scripted offline replies). It fills `base_url` and `api_key_env` unless they are set
