@@ -8,6 +8,7 @@ concurrency control.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
@@ -65,14 +66,8 @@ class OpenAITarget(ChatModelTarget):
         config = super().provider_config()
         if self.provider != "azure":
             return config
-        return ProviderConfig(
-            provider=config.provider,
-            base_url=config.base_url,
-            api_key_env=config.api_key_env,
-            timeout_s=config.timeout_s,
-            api_version=self.api_version,
-            deployment=self.deployment or self.model,
-            who=config.who,
+        return dataclasses.replace(
+            config, api_version=self.api_version, deployment=self.deployment or self.model
         )
 
     def first_messages(self, request: TargetRequest) -> list[JSON]:
