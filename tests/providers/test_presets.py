@@ -223,3 +223,22 @@ def test_every_one_line_config_in_the_docs_is_a_valid_target() -> None:
     assert len(lines) == len(PRESETS)
     providers = {adapter.validate_python(yaml.safe_load(line)).provider for line in lines}
     assert providers == set(PRESETS)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"provider": "openai"},
+        {"provider": "openai", "api_key_env": None},
+        {"provider": "groq"},
+        {"provider": "groq", "api_key_env": "MY_KEY"},
+        {"provider": "ollama"},
+        {"provider": "ollama", "api_key_env": "VLLM_API_KEY"},
+    ],
+)
+def test_a_target_dumped_without_defaults_validates_back_to_the_same_key_variable(
+    options: dict[str, Any],
+) -> None:
+    target = OpenAITarget(type="openai", model="m", **options)
+    stored = target.model_dump(mode="json", exclude_defaults=True)
+    assert OpenAITarget.model_validate({**stored, "type": "openai"}) == target

@@ -122,8 +122,9 @@ class ChatModelTarget(Target):
     @model_validator(mode="before")
     @classmethod
     def _preset_key(cls, data: Any) -> Any:
-        """An unset `api_key_env` becomes the preset's variable, written into the config so a
-        stored run plan replays with the same key variable."""
+        """An unset `api_key_env` becomes the preset's variable. Each target type's declared
+        default is its own provider's variable, so a config dumped without its defaults (a
+        stored run plan) validates back to the same variable, `null` included."""
         if isinstance(data, dict) and "api_key_env" not in data:
             preset = PROVIDER_PRESETS.get(str(data.get("provider", cls.wire)))
             if preset is not None:

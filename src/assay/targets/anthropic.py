@@ -30,6 +30,8 @@ class AnthropicTarget(ChatModelTarget):
     """Target type discriminator."""
     provider: Annotated[str, Field(json_schema_extra={"enum": ANTHROPIC_PRESETS})] = "anthropic"
     """`anthropic`, or `fake` for scripted offline replies from each test's `metadata`."""
+    api_key_env: str | None = "ANTHROPIC_API_KEY"
+    """Environment variable holding the API key; `null` for a local server without auth."""
     max_tokens: Annotated[int, Field(ge=1)] = 1024
     """Upper bound on generated tokens per model call (the Messages API requires one)."""
 

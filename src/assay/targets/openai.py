@@ -37,6 +37,10 @@ class OpenAITarget(ChatModelTarget):
     `fireworks`, `deepseek`, `mistral`, `gemini`, `ollama`, `vllm`, `sglang`, `lmstudio`, or
     `fake` (scripted offline replies). It fills `base_url` and `api_key_env` unless they are set
     (docs/providers.md)."""
+    api_key_env: str | None = "OPENAI_API_KEY"
+    """Environment variable holding the API key (default: the provider's, e.g.
+    `OPENAI_API_KEY`, `GROQ_API_KEY`, none for local servers); `null` for a server without
+    auth."""
     api_version: str | None = None
     """Azure only: the `api-version` query parameter, e.g. `2024-10-21`."""
     deployment: str | None = None
