@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import random
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +12,18 @@ import pytest
 import yaml
 
 from assay import EvalConfig, evaluate
-from assay.providers import MAX_RETRY_DELAY_S, RetryPolicy
+from assay._concurrency import AdaptiveLimiter
+from assay.providers import (
+    MAX_RETRY_DELAY_S,
+    ProviderConfig,
+    ProviderStatusError,
+    RetryPolicy,
+    complete_with_retries,
+    open_provider,
+)
 from assay.providers._scripted import is_judge_request
 from assay.runner import RetryPolicy as RunnerRetryPolicy
-from assay.testing import FakeOpenAIServer
+from assay.testing import FakeOpenAIServer, fail_first
 from tests.conftest import write
 
 
@@ -62,3 +72,34 @@ def test_a_target_and_its_judge_retry_with_one_policy_value(
     assert len(waits) == 2  # one retry of the target, one of the judge
     assert len({policy for policy, _, _ in waits}) == 1, "target and judge used two policies"
     assert [(after, wait) for _, after, wait in waits] == [(3600.0, MAX_RETRY_DELAY_S)] * 2
+
+
+def send(server: FakeOpenAIServer, policy: RetryPolicy, limiter: AdaptiveLimiter) -> int:
+    async def go() -> int:
+        provider = open_provider(ProviderConfig(base_url=server.base_url), "openai")
+        body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        try:
+            _, sent = await complete_with_retries(
+                provider, body, policy=policy, rng=random.Random(0), limiter=limiter
+            )
+            return sent
+        finally:
+            await provider.close()
+
+    return asyncio.run(go())
+
+
+def test_a_429_lowers_the_limit_and_the_request_is_sent_again() -> None:
+    limiter = AdaptiveLimiter(8)
+    with FakeOpenAIServer(fault=fail_first(1, "429"), retry_after_s=0.01) as server:
+        assert send(server, RetryPolicy(max_retries=2), limiter) == 2
+        assert server.request_count == 2
+    assert limiter.stats().lowest == 4 and limiter.stats().rate_limited == 1
+
+
+def test_the_last_failure_says_how_many_requests_were_sent() -> None:
+    with FakeOpenAIServer(fault=fail_first(5, "503")) as server:
+        with pytest.raises(ProviderStatusError) as caught:
+            send(server, RetryPolicy(max_retries=2, base_delay_s=0.001), AdaptiveLimiter(4))
+        assert server.request_count == 3
+    assert (caught.value.status, caught.value.attempts) == (503, 3)

@@ -11,7 +11,6 @@ raises `JudgeError`, which the grader reports as an `error` — never as a score
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import random
@@ -44,6 +43,7 @@ from assay.providers import (
     ProviderStatusError,
     RetryPolicy,
     anthropic_wire,
+    complete_with_retries,
     open_provider,
     openai_wire,
 )
@@ -364,30 +364,26 @@ class JudgeClient:
         metadata: Mapping[str, JSON] | None,
     ) -> _Reply:
         provider = self._open(prompt)
-        attempts = 1 + self._retry.max_retries
-        for attempt in range(attempts):
-            try:
-                async with self._limiter:
-                    self.requests += 1
-                    raw = await provider.complete(body, metadata=metadata)
-            except ProviderError as exc:
-                if exc.rate_limited:
-                    self._limiter.on_rate_limited()
-                rejected = isinstance(exc, ProviderStatusError) and exc.rejected_request
-                if rejected and mode != "text":
-                    raise _Rejected(f"the server rejected {mode} output: {exc.message}") from None
-                if not exc.retryable or attempt + 1 >= attempts:
-                    tries = f" (after {attempt + 1} attempts)" if attempt else ""
-                    raise JudgeError(
-                        f"judge {self.model}: {exc.message}{tries}",
-                        model=self.model,
-                        prompt=prompt.label,
-                    ) from None
-                await asyncio.sleep(self._retry.delay(attempt, exc.retry_after_s, self._rng))
-                continue
-            self._limiter.on_success()
-            return self._read(raw, mode, prompt)
-        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+        try:
+            raw, sent = await complete_with_retries(
+                provider,
+                body,
+                policy=self._retry,
+                rng=self._rng,
+                limiter=self._limiter,
+                metadata=metadata,
+            )
+        except ProviderError as exc:
+            self.requests += exc.attempts
+            rejected = isinstance(exc, ProviderStatusError) and exc.rejected_request
+            if rejected and mode != "text":
+                raise _Rejected(f"the server rejected {mode} output: {exc.message}") from None
+            tries = f" (after {exc.attempts} attempts)" if exc.attempts > 1 else ""
+            raise JudgeError(
+                f"judge {self.model}: {exc.message}{tries}", model=self.model, prompt=prompt.label
+            ) from None
+        self.requests += sent
+        return self._read(raw, mode, prompt)
 
     def _config(self) -> ProviderConfig:
         spec = self.spec

@@ -31,6 +31,7 @@ from assay.providers._presets import (
 )
 from assay.providers._pricing import Pricing
 from assay.providers._retry import DEFAULT_MAX_RETRIES, MAX_RETRY_DELAY_S, RetryPolicy
+from assay.providers._send import complete_with_retries
 from assay.providers._turn import ModelTurn, TurnCall
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "Wire",
     "anthropic_wire",
     "check_preset",
+    "complete_with_retries",
     "embed",
     "fake_embedding",
     "open_provider",

@@ -55,6 +55,8 @@ class ProviderError(AssayError):
         self.kind = kind or type(self).__name__
         self.retryable = self.retryable_by_default if retryable is None else retryable
         self.retry_after_s = retry_after_s
+        self.attempts = 1
+        """Requests sent before giving up (set by `complete_with_retries`)."""
 
     @property
     def rate_limited(self) -> bool:
