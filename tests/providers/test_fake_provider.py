@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from pathlib import Path
 from typing import Any
@@ -166,3 +167,45 @@ def test_fake_embeddings_are_deterministic_unit_vectors_close_for_shared_words()
 
     assert abs(cosine(first, first) - 1.0) < 1e-9
     assert cosine(first, second) > cosine(first, third)
+
+
+def simulate(turns: list[Any], body: dict[str, Any]) -> str:
+    async def go() -> str:
+        provider = open_provider(ProviderConfig(provider="fake", purpose="simulator"), "openai")
+        reply = await provider.complete(body, metadata={"fake_user_turns": turns})
+        await provider.close()
+        [choice] = reply["choices"]
+        return str(choice["message"]["content"])
+
+    return asyncio.run(go())
+
+
+def test_the_fake_simulator_plays_the_scripted_user_turn_by_turn() -> None:
+    turns = ["I want a refund", {"message": "Order 7", "done": False}]
+    first = {"messages": [{"role": "user", "content": "start"}]}
+    second = {
+        "messages": [
+            {"role": "user", "content": "start"},
+            {"role": "assistant", "content": "I want a refund"},
+            {"role": "user", "content": "Which order?"},
+        ]
+    }
+    assert simulate(turns, first) == "I want a refund"
+    assert simulate(turns, second) == "Order 7"
+    schema = {
+        "type": "object",
+        "properties": {
+            "message": {"type": "string"},
+            "done": {"type": "boolean"},
+            "reason": {"type": "string"},
+        },
+    }
+    system = f"Play the user. JSON Schema of the reply: {json.dumps(schema)}"
+    structured = {"messages": [{"role": "system", "content": system}, *second["messages"][1:]]}
+    past_the_end = {"messages": [*structured["messages"], {"role": "assistant", "content": "x"}]}
+    assert json.loads(simulate(turns, structured)) == {
+        "message": "Order 7",
+        "done": False,
+        "reason": "",
+    }
+    assert json.loads(simulate(turns, past_the_end))["done"] is True

@@ -7,7 +7,9 @@ Each caller reads its own key of the test's `metadata`:
   can call tools and then answer); without either it echoes the last user message;
 - a judge reads `fake_judge`, the reply fields to set (e.g. `{score: 0.9, reasoning: ...}`);
   every other field of the reply schema gets a default (`""`, `0`, `false`, the first enum value);
-- a simulator (a model playing the user) reads `fake_user_turns`, one per turn.
+- a simulator (a model playing the user, SPEC §2.1) reads `fake_user_turns`, one entry per
+  turn: the user's message, or the reply fields (`{message, done, reason}`); past the last
+  entry it says it is done.
 
 A reply is the text, or `{content, tool_calls: [{name, arguments}], usage: {input, output}}`.
 Replies come in the wire format the caller speaks, so they go through the same reading code as a
@@ -34,7 +36,6 @@ __all__ = ["EMBEDDING_DIMENSIONS", "FakeProvider", "fake_embedding"]
 EMBEDDING_DIMENSIONS = 64
 """Length of the fake embeddings: a hashed bag of words, so texts sharing words are close."""
 
-_KEYS = {"target": ("fake_reply", "fake_replies"), "simulator": (None, "fake_user_turns")}
 _IDS = itertools.count(1)
 _WORD = re.compile(r"\w+")
 
@@ -55,20 +56,21 @@ class FakeProvider(Provider):
             ProviderError: The script in `metadata` has the wrong shape (kind `FakeScriptError`).
         """
         metadata = metadata or {}
+        turn = sum(1 for m in _messages(body) if m.get("role") == "assistant")
+        if self.config.purpose == "simulator":
+            return self._simulator_reply(body, metadata, turn)
         if self.config.purpose == "judge" or is_judge_request(body):
             return self._judge_reply(body, metadata)
-        single, per_turn = _KEYS[self.config.purpose]
-        turn = sum(1 for m in _messages(body) if m.get("role") == "assistant")
-        replies = metadata.get(per_turn) if per_turn else None
+        replies = metadata.get("fake_replies")
         if replies is not None:
             if not isinstance(replies, list) or not replies:
-                raise _script_error(f"`metadata.{per_turn}` must be a non-empty list of replies")
+                raise _script_error("`metadata.fake_replies` must be a non-empty list of replies")
             reply: JSON = replies[min(turn, len(replies) - 1)]
-        elif single is not None and single in metadata:
-            reply = metadata[single]
+        elif "fake_reply" in metadata:
+            reply = metadata["fake_reply"]
         else:
             reply = _last_user_text(body)
-        content, calls, usage = _parse(reply, per_turn or "")
+        content, calls, usage = _parse(reply, "fake_replies")
         return self._wrap(body, content, calls, usage)
 
     async def embed(self, model: str, inputs: Sequence[str]) -> Embeddings:
@@ -80,6 +82,28 @@ class FakeProvider(Provider):
 
     async def close(self) -> None:
         """Nothing to release: the fake holds no connections."""
+
+    def _simulator_reply(
+        self, body: dict[str, JSON], metadata: Mapping[str, JSON], turn: int
+    ) -> dict[str, JSON]:
+        """The scripted user's `turn`-th message (its earlier ones are the request's assistant
+        messages); structured as the request's reply schema when it sends one."""
+        turns = metadata.get("fake_user_turns", [])
+        if not isinstance(turns, list):
+            raise _script_error("`metadata.fake_user_turns` must be a list of user messages")
+        values: JSON
+        if turn < len(turns):
+            entry = turns[turn]
+            values = {"message": entry, "done": False} if isinstance(entry, str) else entry
+            if not isinstance(values, dict):
+                raise _script_error("a `fake_user_turns` entry is a message or a mapping")
+        else:
+            values = {"message": "", "done": True, "reason": "no more scripted user turns"}
+        if is_judge_request(body):
+            schema = schema_of(body)
+            return self._wrap(body, json.dumps(fill(schema, values, schema)), [], None)
+        message = values.get("message")
+        return self._wrap(body, message if isinstance(message, str) else "", [], None)
 
     def _judge_reply(self, body: dict[str, JSON], metadata: Mapping[str, JSON]) -> dict[str, JSON]:
         values = metadata.get("fake_judge", {})
