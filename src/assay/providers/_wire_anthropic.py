@@ -2,11 +2,44 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from assay.providers._conversation import link_tool_messages
 from assay.providers._errors import MalformedReplyError, ProviderError
 from assay.providers._turn import ModelTurn, TurnCall
-from assay.results import JSON, TokenUsage
+from assay.results import JSON, Message, TokenUsage
 
-__all__ = ["follow_up", "read_turn", "read_usage"]
+__all__ = ["follow_up", "read_turn", "read_usage", "turns"]
+
+
+def turns(messages: Sequence[Message]) -> list[JSON]:
+    """`messages` as Messages API turns: tool calls as `tool_use` blocks, tool results as
+    `tool_result` blocks of one user turn; system messages stay `role: system` entries for the
+    caller to move to `system`.
+
+    Raises:
+        TargetError: A `tool` message answers no tool call.
+    """
+    wire: list[JSON] = []
+    for message, call_ids, answers in link_tool_messages(messages):
+        if answers is not None:
+            block = {
+                "type": "tool_result",
+                "tool_use_id": answers,
+                "content": message.content or "",
+            }
+            _append_user_blocks(wire, [block])
+            continue
+        if not message.tool_calls:
+            wire.append({"role": message.role, "content": message.content or ""})
+            continue
+        blocks: list[JSON] = [{"type": "text", "text": message.content}] if message.content else []
+        blocks.extend(
+            {"type": "tool_use", "id": call_id, "name": call.tool, "input": call.args}
+            for call_id, call in zip(call_ids, message.tool_calls, strict=True)
+        )
+        wire.append({"role": message.role, "content": blocks})
+    return wire
 
 
 def read_turn(reply: object) -> ModelTurn:
@@ -64,3 +97,17 @@ def follow_up(turn: ModelTurn, results: list[str]) -> list[JSON]:
         for call, text in zip(turn.calls, results, strict=True)
     ]
     return [{"role": "assistant", "content": blocks}, {"role": "user", "content": answers}]
+
+
+def _append_user_blocks(messages: list[JSON], blocks: list[JSON]) -> None:
+    """Tool results answering one assistant turn must share one user turn."""
+    last = messages[-1] if messages else None
+    if (
+        isinstance(last, dict)
+        and last["role"] == "user"
+        and isinstance(last["content"], list)
+        and all(b.get("type") == "tool_result" for b in last["content"])
+    ):
+        last["content"].extend(blocks)
+        return
+    messages.append({"role": "user", "content": blocks})

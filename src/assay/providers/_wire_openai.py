@@ -1,4 +1,4 @@
-"""The Chat Completions wire format: tool-call messages out, replies and token counts in.
+"""The Chat Completions wire format: messages and tool calls out, replies and token counts in.
 
 Replies are read as plain JSON rather than built into the SDK's `ChatCompletion` models (which
 cost ~0.3 ms per request); the few fields used are checked here.
@@ -7,12 +7,43 @@ cost ~0.3 ms per request); the few fields used are checked here.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
+from assay.providers._conversation import link_tool_messages
 from assay.providers._errors import MalformedReplyError, ProviderError
 from assay.providers._turn import ModelTurn, TurnCall
-from assay.results import JSON, TokenUsage
+from assay.results import JSON, Message, TokenUsage
 
-__all__ = ["follow_up", "read_turn", "read_usage", "wire_call"]
+__all__ = ["chat_messages", "follow_up", "read_turn", "read_usage", "wire_call"]
+
+
+def chat_messages(messages: Sequence[Message], system_prompt: str | None = None) -> list[JSON]:
+    """`system_prompt`, then `messages` as Chat Completions messages.
+
+    Raises:
+        TargetError: A `tool` message answers no tool call.
+    """
+    wire_messages: list[JSON] = []
+    if system_prompt:
+        wire_messages.append({"role": "system", "content": system_prompt})
+    for message, call_ids, answers in link_tool_messages(messages):
+        if answers is not None:
+            wire_messages.append(
+                {"role": "tool", "tool_call_id": answers, "content": message.content or ""}
+            )
+            continue
+        wire: dict[str, JSON] = {"role": message.role, "content": message.content}
+        if message.name is not None:
+            wire["name"] = message.name
+        if message.tool_calls:
+            wire["tool_calls"] = [
+                wire_call(call_id, call.tool, call.args)
+                for call_id, call in zip(call_ids, message.tool_calls, strict=True)
+            ]
+        elif message.content is None:
+            wire["content"] = ""
+        wire_messages.append(wire)
+    return wire_messages
 
 
 def read_turn(reply: object) -> ModelTurn:

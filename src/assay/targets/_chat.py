@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 import time
 from abc import abstractmethod
-from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
@@ -34,7 +33,7 @@ from assay.providers import (
 from assay.results import JSON, Message, TargetOutput, TokenUsage, ToolCall, add_usage
 from assay.targets._base import Target, TargetRequest
 
-__all__ = ["ChatModelTarget", "ModelTurn", "ToolSpec", "TurnCall", "link_tool_messages"]
+__all__ = ["ChatModelTarget", "ModelTurn", "ToolSpec", "TurnCall"]
 
 _C = TypeVar("_C")
 _SHOWN_ARGS_CHARS = 200
@@ -290,34 +289,6 @@ class ChatModelTarget(Target):
             cost_usd=Pricing(self.cost_per_1k_input, self.cost_per_1k_output).cost(usage),
             duration_ms=(time.perf_counter() - started) * 1000,
         )
-
-
-def link_tool_messages(
-    messages: Sequence[Message],
-) -> list[tuple[Message, list[str], str | None]]:
-    """Give input tool calls ids and pair each `tool` message with the call it answers.
-
-    `Message` has no call ids, so calls are paired by position: the n-th `tool` message after an
-    assistant message answers its n-th call. Returns (message, ids of its calls, id answered).
-
-    Raises:
-        TargetError: A `tool` message answers no call.
-    """
-    pending: deque[str] = deque()
-    linked: list[tuple[Message, list[str], str | None]] = []
-    for index, message in enumerate(messages):
-        if message.role == "tool":
-            if not pending:
-                raise TargetError(
-                    f"input message {index} has role 'tool' but answers no tool call of an "
-                    "earlier assistant message; write it as a user message instead"
-                )
-            linked.append((message, [], pending.popleft()))
-            continue
-        ids = [f"call_{index}_{n}" for n in range(len(message.tool_calls))]
-        pending.extend(ids)
-        linked.append((message, ids, None))
-    return linked
 
 
 def _result_text(result: JSON) -> str:

@@ -14,7 +14,7 @@ from pydantic import Field
 from assay.providers import ANTHROPIC_PRESETS, ModelTurn, anthropic_wire
 from assay.results import JSON
 from assay.targets._base import TargetRequest
-from assay.targets._chat import ChatModelTarget, link_tool_messages
+from assay.targets._chat import ChatModelTarget
 
 __all__ = ["AnthropicTarget"]
 
@@ -41,28 +41,7 @@ class AnthropicTarget(ChatModelTarget):
     def first_messages(self, request: TargetRequest) -> list[JSON]:
         """The test's messages as Messages API turns; system messages stay as `role: system`
         entries until `request_body` moves them to `system`."""
-        messages: list[JSON] = []
-        for message, call_ids, answers in link_tool_messages(request.messages):
-            if answers is not None:
-                block = {
-                    "type": "tool_result",
-                    "tool_use_id": answers,
-                    "content": message.content or "",
-                }
-                _append_user_blocks(messages, [block])
-                continue
-            if not message.tool_calls:
-                messages.append({"role": message.role, "content": message.content or ""})
-                continue
-            blocks: list[JSON] = (
-                [{"type": "text", "text": message.content}] if message.content else []
-            )
-            blocks.extend(
-                {"type": "tool_use", "id": call_id, "name": call.tool, "input": call.args}
-                for call_id, call in zip(call_ids, message.tool_calls, strict=True)
-            )
-            messages.append({"role": message.role, "content": blocks})
-        return messages
+        return anthropic_wire.turns(request.messages)
 
     def request_body(self, messages: list[JSON]) -> dict[str, JSON]:
         """Model, `system`, the turns, `max_tokens`, the sampling parameters that are set,
@@ -101,17 +80,3 @@ class AnthropicTarget(ChatModelTarget):
     def read_turn(self, reply: dict[str, JSON]) -> ModelTurn:
         """Text blocks join into the text, `tool_use` blocks are calls."""
         return anthropic_wire.read_turn(reply)
-
-
-def _append_user_blocks(messages: list[JSON], blocks: list[JSON]) -> None:
-    """Tool results answering one assistant turn must share one user turn."""
-    last = messages[-1] if messages else None
-    if (
-        isinstance(last, dict)
-        and last["role"] == "user"
-        and isinstance(last["content"], list)
-        and all(b.get("type") == "tool_result" for b in last["content"])
-    ):
-        last["content"].extend(blocks)
-        return
-    messages.append({"role": "user", "content": blocks})

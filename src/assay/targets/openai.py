@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 from assay.providers import OPENAI_PRESETS, ModelTurn, ProviderConfig, openai_wire
 from assay.results import JSON
 from assay.targets._base import TargetRequest
-from assay.targets._chat import ChatModelTarget, link_tool_messages
+from assay.targets._chat import ChatModelTarget
 
 __all__ = ["OpenAITarget"]
 
@@ -76,27 +76,7 @@ class OpenAITarget(ChatModelTarget):
 
     def first_messages(self, request: TargetRequest) -> list[JSON]:
         """System prompt, then the test's messages as Chat Completions messages."""
-        messages: list[JSON] = []
-        if self.system_prompt:
-            messages.append({"role": "system", "content": self.system_prompt})
-        for message, call_ids, answers in link_tool_messages(request.messages):
-            if answers is not None:
-                messages.append(
-                    {"role": "tool", "tool_call_id": answers, "content": message.content or ""}
-                )
-                continue
-            wire: dict[str, JSON] = {"role": message.role, "content": message.content}
-            if message.name is not None:
-                wire["name"] = message.name
-            if message.tool_calls:
-                wire["tool_calls"] = [
-                    openai_wire.wire_call(call_id, call.tool, call.args)
-                    for call_id, call in zip(call_ids, message.tool_calls, strict=True)
-                ]
-            elif message.content is None:
-                wire["content"] = ""
-            messages.append(wire)
-        return messages
+        return openai_wire.chat_messages(request.messages, self.system_prompt)
 
     def request_body(self, messages: list[JSON]) -> dict[str, JSON]:
         """Model, messages, the sampling parameters that are set, tools and `extra_body`."""
