@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from assay._retry import RetryPolicy
 from assay.cache import CacheMiss, CacheMode, ResponseCache
 from assay.judge import (
     Entry,
@@ -29,6 +28,7 @@ from assay.judge import (
     PromptTemplate,
     keyed_schema,
 )
+from assay.providers import RetryPolicy
 from assay.testing import FakeOpenAIServer, fail_first
 
 TEMPLATE = PromptTemplate("t", "Rate this: {{ output }}")

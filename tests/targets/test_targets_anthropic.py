@@ -226,7 +226,7 @@ def test_without_the_sdk_setup_names_the_extra(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(UsageError) as caught:
         asyncio.run(target().setup(Path()))
     assert str(caught.value) == (
-        "the anthropic target needs the `anthropic` SDK; "
+        "anthropic target needs the `anthropic` SDK; "
         "install the extra: pip install 'assay[anthropic]'"
     )
 

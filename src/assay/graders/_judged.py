@@ -165,6 +165,7 @@ class JudgedGrader(Grader):
             check=check,
             repeat_index=ctx.repeat_index,
             rejudge_round=ctx.rejudge_round,
+            metadata=ctx.metadata,
         )
 
 

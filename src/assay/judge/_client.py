@@ -3,29 +3,26 @@
 A call goes: cache lookup → request (structured output, falling back to JSON mode and then
 to JSON read out of text when the server rejects a mode) → validation against the reply
 model → up to two re-asks that quote the validation error → cache write. Transient HTTP
-failures (429, 5xx, timeouts, dropped connections) are retried with backoff under the run's
-judge concurrency limit. Whatever cannot be turned into a valid reply raises `JudgeError`,
-which the grader reports as an `error` — never as a score.
+failures (429, 5xx, timeouts, dropped connections) are retried with the run's one
+`RetryPolicy` under the run's judge concurrency limit. Requests go through `assay.providers`
+(any provider a target may use, `fake` included). Whatever cannot be turned into a valid reply
+raises `JudgeError`, which the grader reports as an `error` — never as a score.
 """
 
 from __future__ import annotations
 
-import asyncio
-import importlib
+import dataclasses
 import json
-import os
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from assay._concurrency import AdaptiveLimiter
-from assay._retry import RetryPolicy
-from assay._sdk_errors import connection_problem, retry_after_s, server_message, timed_out
 from assay.cache import ResponseCache, cache_key
-from assay.errors import GraderError
+from assay.errors import GraderError, UsageError
 from assay.judge._hardening import NONCE_PLACEHOLDER, SYSTEM_RULES
 from assay.judge._schema import (
     extract_json,
@@ -36,6 +33,20 @@ from assay.judge._schema import (
 )
 from assay.judge._spec import JudgeSpec
 from assay.judge._templates import RenderedPrompt
+from assay.providers import (
+    PRESETS,
+    ModelTurn,
+    Pricing,
+    Provider,
+    ProviderConfig,
+    ProviderError,
+    ProviderStatusError,
+    RetryPolicy,
+    anthropic_wire,
+    complete_with_retries,
+    open_provider,
+    openai_wire,
+)
 from assay.results import JSON, TokenUsage, add_usage
 
 __all__ = ["INVALID_REPLY_RETRIES", "JudgeClient", "JudgeError", "Judgement"]
@@ -48,7 +59,6 @@ INVALID_REPLY_RETRIES = 2
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_RETRIES = 3
-_NO_KEY = "assay-no-api-key"
 _MODES = ("json_schema", "json_object", "text")
 _TOOL_NAME = "submit_judgement"
 
@@ -153,19 +163,26 @@ class JudgeClient:
         self._cache = cache
         self._limiter = limiter or AdaptiveLimiter(8)
         self._rng = rng or random.Random()  # noqa: S311 — backoff jitter, not secrets
-        retries = spec.max_retries if spec.max_retries is not None else DEFAULT_MAX_RETRIES
-        self._retry = retry or RetryPolicy(max_retries=retries)
-        """Backoff and the `Retry-After` cap: the targets' policy (SPEC §5)."""
+        policy = retry or RetryPolicy(max_retries=DEFAULT_MAX_RETRIES)
+        if spec.max_retries is not None:
+            policy = dataclasses.replace(policy, max_retries=spec.max_retries)
+        self._retry = policy
+        """Backoff and the `Retry-After` cap: the run's policy, the targets' (SPEC §5)."""
         configured = spec.structured_output or "auto"
         self._auto = configured == "auto"
         self._mode: str = "json_schema" if self._auto else configured
-        self._sdk_client: Any = None
+        preset = PRESETS[spec.resolved_provider]
+        self._wire: Literal["openai", "anthropic"] = (
+            "anthropic" if preset.wire == "anthropic" else "openai"
+        )
+        self._fake = preset.wire == "fake"
+        self._provider: Provider | None = None
         self.requests = 0
         """HTTP requests sent so far (retries and re-asks included)."""
 
     @property
     def provider(self) -> str:
-        """`openai` or `anthropic`."""
+        """The provider preset (`openai`, `anthropic`, `groq`, `fake`, ...)."""
         return self.spec.resolved_provider
 
     @property
@@ -182,6 +199,7 @@ class JudgeClient:
         check: Callable[[M], str | None] | None = None,
         repeat_index: int = 0,
         rejudge_round: int = 0,
+        metadata: Mapping[str, JSON] | None = None,
     ) -> Judgement[M]:
         """Ask the judge; return its reply validated as `answer`.
 
@@ -197,6 +215,7 @@ class JudgeClient:
             repeat_index: The sample of a repeated case (SPEC §5: part of the cache key).
             rejudge_round: 1..k for the re-asks of borderline re-judging, so each is a fresh
                 judgement rather than the cached first one.
+            metadata: The test's `metadata`, where the `fake` provider reads `fake_judge`.
 
         Raises:
             JudgeError: The request failed after its retries, or no reply validated.
@@ -213,7 +232,9 @@ class JudgeClient:
             {"role": "system", "content": system},
             {"role": "user", "content": prompt.user},
         ]
-        key = self._key(messages, prompt, contract.schema, repeat_index, rejudge_round)
+        key = self._key(
+            messages, prompt, contract.schema, repeat_index, rejudge_round, metadata=metadata
+        )
         if key is not None and self._cache is not None:
             cached = self._cache.get(key)
             hit = self._from_cache(cached, contract, prompt)
@@ -222,7 +243,7 @@ class JudgeClient:
         usage: TokenUsage | None = None
         problem = ""
         for _ in range(1 + INVALID_REPLY_RETRIES):
-            reply = await self._request(messages, contract, prompt)
+            reply = await self._request(messages, contract, prompt, metadata)
             usage = add_usage(usage, reply.usage)
             value, data, problem = contract.validate(reply.text)
             if value is not None:
@@ -253,10 +274,10 @@ class JudgeClient:
         )
 
     async def close(self) -> None:
-        """Close the SDK client and its connections."""
-        client, self._sdk_client = self._sdk_client, None
-        if client is not None:
-            await client.close()
+        """Close the provider and its connections."""
+        provider, self._provider = self._provider, None
+        if provider is not None:
+            await provider.close()
 
     # -- cache ------------------------------------------------------------------------------
 
@@ -267,6 +288,8 @@ class JudgeClient:
         schema: dict[str, JSON],
         repeat_index: int,
         rejudge_round: int,
+        *,
+        metadata: Mapping[str, JSON] | None,
     ) -> str | None:
         if self._cache is None:
             return None
@@ -287,6 +310,8 @@ class JudgeClient:
         }
         if rejudge_round:
             identity["rejudge_round"] = rejudge_round
+        if self._fake:  # the script is the fake judge
+            identity["fake_judge"] = (metadata or {}).get("fake_judge")
         return cache_key(
             "judge", identity, repeat_index=repeat_index, template_version=prompt.label
         )
@@ -309,16 +334,21 @@ class JudgeClient:
     # -- requests ---------------------------------------------------------------------------
 
     async def _request(
-        self, messages: list[dict[str, JSON]], contract: _Contract[Any], prompt: RenderedPrompt
+        self,
+        messages: list[dict[str, JSON]],
+        contract: _Contract[Any],
+        prompt: RenderedPrompt,
+        metadata: Mapping[str, JSON] | None,
     ) -> _Reply:
         """One reply, stepping down structured-output modes the server rejects."""
         while True:
             mode = self._mode
             try:
-                return await self._post(self._body(messages, contract, mode), mode, prompt)
+                body = self._body(messages, contract, mode)
+                return await self._post(body, mode, prompt, metadata)
             except _Rejected as exc:
                 following = _MODES.index(mode) + 1
-                if self.provider == "anthropic" and mode == "json_schema":
+                if self._wire == "anthropic" and mode == "json_schema":
                     following += 1  # Anthropic has no JSON mode
                 if not self._auto or following >= len(_MODES):
                     raise JudgeError(
@@ -326,110 +356,67 @@ class JudgeClient:
                     ) from None
                 self._mode = _MODES[following]
 
-    async def _post(self, body: dict[str, JSON], mode: str, prompt: RenderedPrompt) -> _Reply:
-        client = self._client(prompt)
-        path = "/v1/messages" if self.provider == "anthropic" else "/chat/completions"
-        attempts = 1 + self._retry.max_retries
-        for attempt in range(attempts):
-            try:
-                async with self._limiter:
-                    self.requests += 1
-                    raw = await client.post(path, body=body, cast_to=object)
-            except Exception as exc:
-                failure = self._classify(exc)
-                if failure is None:
-                    raise
-                message, retryable, rejected, wait = failure
-                if rejected and mode != "text":
-                    raise _Rejected(f"the server rejected {mode} output: {message}") from None
-                if not retryable or attempt + 1 >= attempts:
-                    tries = f" (after {attempt + 1} attempts)" if attempt else ""
-                    raise JudgeError(
-                        f"judge {self.model}: {message}{tries}",
-                        model=self.model,
-                        prompt=prompt.label,
-                    ) from None
-                await asyncio.sleep(self._retry.delay(attempt, wait, self._rng))
-                continue
-            self._limiter.on_success()
-            return self._read(raw, mode, prompt)
-        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+    async def _post(
+        self,
+        body: dict[str, JSON],
+        mode: str,
+        prompt: RenderedPrompt,
+        metadata: Mapping[str, JSON] | None,
+    ) -> _Reply:
+        provider = self._open(prompt)
+        try:
+            raw, sent = await complete_with_retries(
+                provider,
+                body,
+                policy=self._retry,
+                rng=self._rng,
+                limiter=self._limiter,
+                metadata=metadata,
+            )
+        except ProviderError as exc:
+            self.requests += exc.attempts
+            rejected = isinstance(exc, ProviderStatusError) and exc.rejected_request
+            if rejected and mode != "text":
+                raise _Rejected(f"the server rejected {mode} output: {exc.message}") from None
+            tries = f" (after {exc.attempts} attempts)" if exc.attempts > 1 else ""
+            raise JudgeError(
+                f"judge {self.model}: {exc.message}{tries}", model=self.model, prompt=prompt.label
+            ) from None
+        self.requests += sent
+        return self._read(raw, mode, prompt)
 
-    def _classify(self, exc: Exception) -> tuple[str, bool, bool, float | None] | None:
-        """(message, retryable, rejected-by-the-server, wait) for an SDK failure; None if the
-        exception is not one (a bug, to propagate)."""
-        sdk = importlib.import_module(self.provider)
-        if isinstance(exc, json.JSONDecodeError | sdk.APIResponseValidationError):
-            return "the reply is not valid JSON for the API", True, False, None
-        if isinstance(exc, sdk.RateLimitError):
-            self._limiter.on_rate_limited()
-            wait = retry_after_s(exc.response.headers)
-            return f"rate limited (HTTP 429): {server_message(exc)}", True, False, wait
-        if isinstance(exc, sdk.APIStatusError):
-            status: int = exc.status_code
-            message = f"HTTP {status}: {server_message(exc)}"
-            if status in (401, 403) and self.spec.resolved_api_key_env:
-                message += f" (the API key is read from ${self.spec.resolved_api_key_env})"
-            return message, status == 408 or status >= 500, status in (400, 422), None
-        if isinstance(exc, sdk.APIConnectionError):
-            if timed_out(exc, sdk.APITimeoutError):
-                after = self.spec.timeout_s or DEFAULT_TIMEOUT_S
-                return f"the request timed out after {after:g}s", True, False, None
-            where = self._base_url()
-            return f"the connection to {where} {connection_problem(exc)}", True, False, None
-        return None
-
-    def _client(self, prompt: RenderedPrompt) -> Any:
-        if self._sdk_client is not None:
-            return self._sdk_client
-        variable = self.spec.resolved_api_key_env
-        key = os.environ.get(variable) if variable else _NO_KEY
-        if not key and self.spec.base_url:
+    def _config(self) -> ProviderConfig:
+        spec = self.spec
+        return ProviderConfig(
+            provider=spec.resolved_provider,
+            base_url=spec.base_url,
+            api_key_env=spec.resolved_api_key_env,
+            timeout_s=spec.timeout_s or DEFAULT_TIMEOUT_S,
+            api_version=spec.api_version,
+            deployment=spec.deployment or self.model,
+            who=f"judge {self.model}",
             # A judge at its own endpoint (Ollama, vLLM, a proxy) usually needs no key; one
             # that does answers 401, and that message names the variable.
-            key = _NO_KEY
-        if not key:
-            raise JudgeError(
-                f"judge {self.model}: environment variable {variable} is not set; export the "
-                "API key, or name another variable in the judge's `api_key_env`",
-                model=self.model,
-                prompt=prompt.label,
-            )
-        timeout = self.spec.timeout_s or DEFAULT_TIMEOUT_S
-        if self.provider == "anthropic":
+            key_optional=bool(spec.base_url),
+            purpose="judge",
+        )
+
+    def _open(self, prompt: RenderedPrompt) -> Provider:
+        """The provider, opened on first use inside the running event loop."""
+        if self._provider is None:
             try:
-                import anthropic
-            except ImportError:
-                raise JudgeError(
-                    "the anthropic judge needs its SDK: pip install 'assay[anthropic]'",
-                    model=self.model,
-                    prompt=prompt.label,
-                ) from None
-            self._sdk_client = anthropic.AsyncAnthropic(
-                api_key=key,
-                base_url=self.spec.base_url,
-                max_retries=0,
-                timeout=timeout,
-                http_client=anthropic.DefaultAioHttpClient(),
-            )
-        else:
-            import openai
+                self._provider = open_provider(self._config(), self._wire)
+            except UsageError as exc:
+                raise JudgeError(str(exc), model=self.model, prompt=prompt.label) from None
+        return self._provider
 
-            self._sdk_client = openai.AsyncOpenAI(
-                api_key=key,
-                base_url=self._base_url(),
-                max_retries=0,
-                timeout=timeout,
-                http_client=openai.DefaultAioHttpClient(),
-            )
-        return self._sdk_client
-
-    def _base_url(self) -> str | None:
-        if self.spec.base_url:
-            return self.spec.base_url
-        if self.provider == "openai":
-            return os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        return os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+    def _base_url(self) -> str:
+        if self._fake:
+            return "fake://scripted"
+        try:
+            return self._config().endpoint()
+        except UsageError as exc:
+            raise JudgeError(str(exc), model=self.model) from None
 
     def _temperature(self) -> float:
         temperature = self.spec.temperature
@@ -442,7 +429,7 @@ class JudgeClient:
     ) -> dict[str, JSON]:
         spec = self.spec
         max_tokens = spec.max_tokens or DEFAULT_MAX_TOKENS
-        if self.provider == "anthropic":
+        if self._wire == "anthropic":
             body: dict[str, JSON] = {
                 "model": self.model,
                 "max_tokens": max_tokens,
@@ -480,53 +467,27 @@ class JudgeClient:
         body.update(spec.extra_body or {})
         return body
 
-    def _read(self, raw: object, mode: str, prompt: RenderedPrompt) -> _Reply:
-        reply = raw if isinstance(raw, dict) else {}
-        if self.provider == "anthropic":
-            blocks = reply.get("content")
-            parts: list[str] = []
-            for content in blocks if isinstance(blocks, list) else []:
-                if not isinstance(content, dict):
-                    continue
-                if content.get("type") == "tool_use" and mode == "json_schema":
-                    parts = [json.dumps(content.get("input"))]
-                    break
-                if content.get("type") == "text":
-                    parts.append(str(content.get("text", "")))
-            text = "".join(parts)
-            usage = _usage(reply.get("usage"), "input_tokens", "output_tokens")
-        else:
-            choices = reply.get("choices")
-            first = choices[0] if isinstance(choices, list) and choices else {}
-            message = first.get("message") if isinstance(first, dict) else None
-            if not isinstance(message, dict):
-                raise JudgeError(
-                    f"judge {self.model}: the reply has no choices[0].message: {str(raw)[:200]}",
-                    model=self.model,
-                    prompt=prompt.label,
-                )
-            content = message.get("content")
-            refusal = message.get("refusal")
-            if not content and isinstance(refusal, str) and refusal:
-                raise JudgeError(
-                    f"judge {self.model} refused: {refusal[:200]}",
-                    model=self.model,
-                    prompt=prompt.label,
-                )
-            text = content if isinstance(content, str) else ""
-            usage = _usage(reply.get("usage"), "prompt_tokens", "completion_tokens")
-        return _Reply(text, usage)
+    def _read(self, raw: dict[str, JSON], mode: str, prompt: RenderedPrompt) -> _Reply:
+        try:
+            turn: ModelTurn = (
+                anthropic_wire.read_turn(raw)
+                if self._wire == "anthropic"
+                else openai_wire.read_turn(raw)
+            )
+        except ProviderError as exc:
+            raise JudgeError(
+                f"judge {self.model}: {exc.message}", model=self.model, prompt=prompt.label
+            ) from None
+        if self._wire == "anthropic" and mode == "json_schema" and turn.calls:
+            return _Reply(json.dumps(turn.calls[0].args), turn.usage)
+        if not turn.text and turn.refusal:
+            raise JudgeError(
+                f"judge {self.model} refused: {turn.refusal[:200]}",
+                model=self.model,
+                prompt=prompt.label,
+            )
+        return _Reply(turn.text or "", turn.usage)
 
     def _cost(self, usage: TokenUsage | None) -> float | None:
         spec = self.spec
-        return usage.price(spec.cost_per_1k_input, spec.cost_per_1k_output) if usage else None
-
-
-def _usage(raw: object, input_key: str, output_key: str) -> TokenUsage | None:
-    if not isinstance(raw, dict):
-        return None
-    given, produced = raw.get(input_key), raw.get(output_key)
-    return TokenUsage(
-        input=given if isinstance(given, int) else 0,
-        output=produced if isinstance(produced, int) else 0,
-    )
+        return Pricing(spec.cost_per_1k_input, spec.cost_per_1k_output).cost(usage)

@@ -6,6 +6,7 @@ from assay._concurrency import AdaptiveLimiter
 from assay.cache import ResponseCache
 from assay.judge._client import JudgeClient
 from assay.judge._spec import JudgeSpec, merge_judges
+from assay.providers import RetryPolicy
 
 __all__ = ["JudgePool", "NoJudgeError"]
 
@@ -23,6 +24,8 @@ class JudgePool:
             win over a grader's own `judge:`.
         cache: The run's response cache, or None.
         concurrency: How many judge calls run at once, across every judge of the run.
+        retry: The run's retry policy, the one its target uses (a judge's own `max_retries`
+            overrides only the number of retries).
     """
 
     def __init__(
@@ -32,11 +35,13 @@ class JudgePool:
         *,
         cache: ResponseCache | None = None,
         concurrency: int = 8,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.base = base
         self.forced = forced
         self.cache = cache
         self.limiter = AdaptiveLimiter(concurrency)
+        self.retry = retry
         self._clients: dict[str, JudgeClient] = {}
         self._default: JudgeClient | None = None
         """The client of graders without judge settings of their own (most of them), kept
@@ -64,7 +69,7 @@ class JudgePool:
         identity = spec.model_dump_json(exclude_unset=True)
         client = self._clients.get(identity)
         if client is None:
-            client = JudgeClient(spec, cache=self.cache, limiter=self.limiter)
+            client = JudgeClient(spec, cache=self.cache, limiter=self.limiter, retry=self.retry)
             self._clients[identity] = client
         if own is None:
             self._default = client

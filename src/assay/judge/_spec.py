@@ -15,12 +15,13 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from assay._strict_model import StrictModel
+from assay.providers import PRESETS, check_preset
 from assay.results import JSON
 
 __all__ = ["DEFAULT_API_KEY_ENV", "JudgeSpec", "judge_from_env", "merge_judges"]
 
-DEFAULT_API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-"""Where the key is read from when `api_key_env` is not set."""
+DEFAULT_API_KEY_ENV = {name: preset.api_key_env for name, preset in PRESETS.items()}
+"""Where the key is read from when `api_key_env` is not set (None: no key needed)."""
 
 ENV_MODEL = "ASSAY_JUDGE_MODEL"
 ENV_BASE_URL = "ASSAY_JUDGE_BASE_URL"
@@ -30,15 +31,22 @@ class JudgeSpec(StrictModel):
     """An LLM judge: provider, model, endpoint and sampling (every field optional, so a level
     can override just one of them)."""
 
-    provider: Literal["openai", "anthropic"] | None = None
-    """`openai` (any OpenAI-compatible endpoint; the default) or `anthropic`."""
+    provider: Annotated[str, Field(json_schema_extra={"enum": sorted(PRESETS)})] | None = None
+    """Which service, as for targets: `openai` (the default), `azure`, `openrouter`, `groq`,
+    `together`, `fireworks`, `deepseek`, `mistral`, `gemini`, `ollama`, `vllm`, `sglang`,
+    `lmstudio`, `anthropic`, or `fake` (scripted offline verdicts from each test's
+    `metadata.fake_judge`). It fills `base_url` and `api_key_env` (docs/providers.md)."""
     model: Annotated[str, Field(min_length=1)] | None = None
     """The judge model, e.g. `gpt-4.1-mini`; without one, no judge is configured."""
     base_url: str | None = None
     """API endpoint, e.g. `http://127.0.0.1:11434/v1` for Ollama."""
     api_key_env: str | None = None
-    """Environment variable holding the API key (default `OPENAI_API_KEY` or
-    `ANTHROPIC_API_KEY`); `null` (or "") for a local server that needs no key."""
+    """Environment variable holding the API key (default: the provider's, e.g.
+    `OPENAI_API_KEY`); `null` (or "") for a local server that needs no key."""
+    api_version: str | None = None
+    """Azure only: the `api-version` query parameter, e.g. `2024-10-21`."""
+    deployment: str | None = None
+    """Azure only: the deployment name; default: `model`."""
     temperature: Annotated[float, Field(ge=0.0, le=2.0)] | None = None
     """Sampling temperature (default 0: judges should be as repeatable as the model allows)."""
     max_tokens: Annotated[int, Field(ge=1)] | None = None
@@ -57,6 +65,11 @@ class JudgeSpec(StrictModel):
     extra_body: dict[str, JSON] | None = None
     """Extra request-body fields passed through as they are (provider-specific parameters)."""
 
+    @field_validator("provider")
+    @classmethod
+    def _check_provider(cls, value: str | None) -> str | None:
+        return value if value is None else check_preset(value)
+
     @field_validator("extra_body")
     @classmethod
     def _check_extra_body(cls, value: dict[str, JSON] | None) -> dict[str, JSON] | None:
@@ -68,7 +81,7 @@ class JudgeSpec(StrictModel):
         return value
 
     @property
-    def resolved_provider(self) -> Literal["openai", "anthropic"]:
+    def resolved_provider(self) -> str:
         """The provider, `openai` unless set."""
         return self.provider or "openai"
 

@@ -67,7 +67,11 @@ class LocalDispatch:
         self._workers = plan.concurrency + plan.judge_concurrency
         self._cache = cache
         self.judges = JudgePool(
-            plan.judge_base, plan.judge_forced, cache=cache, concurrency=plan.judge_concurrency
+            plan.judge_base,
+            plan.judge_forced,
+            cache=cache,
+            concurrency=plan.judge_concurrency,
+            retry=retry,
         )
         self.runner = CaseRunner(
             target=plan.target,

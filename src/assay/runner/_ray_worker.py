@@ -82,18 +82,20 @@ class CaseWorker:
                 self._cache = ResponseCache(
                     Path(settings.cache_path), CacheMode(settings.cache_mode)
                 )
+            retry = RetryPolicy(max_retries=self._plan.max_retries)
             self._runner = CaseRunner(
                 target=self._plan.target,
                 base_dir=self._plan.target_base_dir,
                 suite_dir=self._plan.loaded.base_dir,
                 limiter=AdaptiveLimiter(settings.target_share),
-                retry=RetryPolicy(max_retries=self._plan.max_retries),
+                retry=retry,
                 cache=self._cache,
                 judges=JudgePool(
                     self._plan.judge_base,
                     self._plan.judge_forced,
                     cache=self._cache,
                     concurrency=settings.judge_share,
+                    retry=retry,
                 ),
             )
         except Exception as exc:

@@ -1,37 +1,43 @@
-"""What the model-API targets (`openai`, `anthropic`) share: options, the tool loop, tool-result
-fixtures, SDK error mapping and pricing.
+"""What the model-API targets (`openai`, `anthropic`) share: options, the tool loop and
+tool-result fixtures, over a provider (`assay.providers`).
 
-Each provider module only translates between assay's shapes and its wire format; the loop that
-calls the model, answers tool calls from the test's `metadata.tool_results` and calls it again
-lives here once.
+The provider carries requests and maps failures; the wire modules read replies. Each target
+module only builds its request bodies from its options; the loop that calls the model, answers
+tool calls from the test's `metadata.tool_results` and calls it again lives here once.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from abc import abstractmethod
-from collections import deque
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from types import ModuleType
-from typing import Annotated, ClassVar, Generic, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
-from assay._sdk_errors import retry_after_s, root_cause, server_message, timed_out
 from assay._strict_model import StrictModel
-from assay.errors import TargetError, UsageError
+from assay.errors import TargetError
+from assay.providers import PRESETS as PROVIDER_PRESETS
+from assay.providers import (
+    ModelTurn,
+    Pricing,
+    Provider,
+    ProviderConfig,
+    ProviderError,
+    TurnCall,
+    check_preset,
+    check_provider,
+    open_provider,
+)
 from assay.results import JSON, Message, TargetOutput, TokenUsage, ToolCall, add_usage
 from assay.targets._base import Target, TargetRequest
 
-__all__ = ["ChatModelTarget", "ModelTurn", "ToolSpec", "TurnCall", "link_tool_messages"]
+__all__ = ["ChatModelTarget", "ModelTurn", "ToolSpec", "TurnCall"]
 
 _C = TypeVar("_C")
 _SHOWN_ARGS_CHARS = 200
-_NO_KEY = "assay-no-api-key"
 
 
 class ToolSpec(StrictModel):
@@ -47,26 +53,8 @@ class ToolSpec(StrictModel):
     """JSON Schema of the arguments object; default: no arguments."""
 
 
-@dataclass(frozen=True)
-class TurnCall:
-    """A tool call the model asked for in one turn, in provider-neutral form."""
-
-    id: str
-    name: str
-    args: dict[str, JSON]
-
-
-@dataclass(frozen=True)
-class ModelTurn:
-    """One model reply: its text, the tool calls it asks for and the tokens it used."""
-
-    text: str | None
-    calls: list[TurnCall] = field(default_factory=list)
-    usage: TokenUsage | None = None
-
-
 class _Slot(Generic[_C]):
-    """Holds the SDK client. It is run state, not configuration: any two slots compare equal,
+    """Holds the provider. It is run state, not configuration: any two slots compare equal,
     so a target equals its config whether or not `setup` has run."""
 
     def __init__(self) -> None:
@@ -80,18 +68,23 @@ class _Slot(Generic[_C]):
 
 
 class ChatModelTarget(Target):
-    """Base of targets that call a hosted chat model through its official SDK.
+    """Base of targets that call a hosted chat model through a provider.
 
-    Subclasses build the provider's request body and convert its reply to a `ModelTurn`; this
-    class runs the optional tool loop and assembles the `TargetOutput`.
+    Subclasses build the request body in their wire format; this class opens the provider, runs
+    the optional tool loop and assembles the `TargetOutput`.
     """
 
+    provider: str
+    """Which service: a preset that fills `base_url` and `api_key_env` (see docs/providers.md),
+    or `fake` for scripted offline replies from each test's `metadata`."""
     model: Annotated[str, Field(min_length=1)]
     """Model name as the API expects it, e.g. `gpt-4.1-mini`."""
     base_url: str | None = None
-    """API endpoint; default: the SDK's (or its `*_BASE_URL` environment variable)."""
-    api_key_env: str | None
-    """Environment variable holding the API key; `null` for a local server without auth."""
+    """API endpoint; default: the provider preset's (or its `*_BASE_URL` environment
+    variable)."""
+    api_key_env: str | None = None
+    """Environment variable holding the API key (default: the provider preset's, e.g.
+    `OPENAI_API_KEY`); `null` for a local server without auth."""
     temperature: Annotated[float, Field(ge=0.0, le=2.0)] | None = None
     """Sampling temperature; default: the API's."""
     top_p: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
@@ -119,16 +112,29 @@ class ChatModelTarget(Target):
     cost_per_1k_output: Annotated[float, Field(ge=0.0)] | None = None
     """Price in USD of 1000 output tokens, to report `cost_usd`."""
 
-    _client: _Slot[object] = PrivateAttr(default_factory=_Slot)
+    _client: _Slot[Provider] = PrivateAttr(default_factory=_Slot)
 
-    provider: ClassVar[str]
-    """Provider name, as in cache keys and messages (`openai`)."""
-    default_base_url: ClassVar[str]
-    """Where the SDK sends requests when neither `base_url` nor `base_url_env` is set."""
-    base_url_env: ClassVar[str]
-    """The environment variable the SDK reads its default endpoint from."""
-    sdk_parameters: ClassVar[frozenset[str]]
-    """Body fields passed to the SDK's `create()` by name (the ones it requires)."""
+    wire: ClassVar[Literal["openai", "anthropic"]]
+    """The protocol the target builds its request bodies in."""
+    presets: ClassVar[list[str]]
+    """The provider names the target type accepts."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset_key(cls, data: Any) -> Any:
+        """An unset `api_key_env` becomes the preset's variable. Each target type's declared
+        default is its own provider's variable, so a config dumped without its defaults (a
+        stored run plan) validates back to the same variable, `null` included."""
+        if isinstance(data, dict) and "api_key_env" not in data:
+            preset = PROVIDER_PRESETS.get(str(data.get("provider", cls.wire)))
+            if preset is not None:
+                data = {**data, "api_key_env": preset.api_key_env}
+        return data
+
+    @field_validator("provider")
+    @classmethod
+    def _check_provider(cls, value: str) -> str:
+        return check_preset(value, cls.presets)
 
     @field_validator("extra_body")
     @classmethod
@@ -141,11 +147,11 @@ class ChatModelTarget(Target):
             )
         return value
 
-    # -- what a provider supplies -------------------------------------------------------------
+    # -- what a target type supplies ------------------------------------------------------------
 
     @abstractmethod
     def first_messages(self, request: TargetRequest) -> list[JSON]:
-        """The test's messages in the provider's wire format."""
+        """The test's messages in the wire format."""
 
     @abstractmethod
     def request_body(self, messages: list[JSON]) -> dict[str, JSON]:
@@ -156,92 +162,79 @@ class ChatModelTarget(Target):
         """Wire messages that append a tool-calling turn and the results to the conversation."""
 
     @abstractmethod
-    async def complete(self, client: object, body: dict[str, JSON]) -> ModelTurn:
-        """Send one request body and convert the reply; SDK errors propagate unmapped."""
-
-    @abstractmethod
-    def sdk(self) -> ModuleType:
-        """The imported SDK module, whose exception classes `call` maps to `TargetError`."""
+    def read_turn(self, reply: dict[str, JSON]) -> ModelTurn:
+        """A wire-format reply as a turn (raises `ProviderError` when it is malformed)."""
 
     # -- lifecycle ------------------------------------------------------------------------------
+
+    def provider_config(self) -> ProviderConfig:
+        """Where and how to reach the model."""
+        who = f"{self.type} target" if self.provider == self.type else f"{self.provider} target"
+        return ProviderConfig(
+            provider=self.provider,
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            timeout_s=self.timeout_s,
+            who=who,
+            purpose="target",
+        )
 
     def describe(self) -> str:
         """Provider and model, plus the endpoint when it is not the default."""
         where = f" at {self.base_url}" if self.base_url else ""
         return f"{self.provider} {self.model}{where}"
 
-    def api_key(self) -> str:
-        """The API key from `api_key_env`.
+    def resolved_base_url(self) -> str:
+        """The endpoint requests go to: `base_url`, else the preset's environment variable or
+        default (named in the cache key, so it names the real endpoint)."""
+        if PROVIDER_PRESETS[self.provider].wire == "fake":
+            return "fake://scripted"
+        return self.provider_config().endpoint()
+
+    async def setup(self, base_dir: Path) -> None:
+        """Open the provider (one per target, shared by concurrent cases).
 
         Raises:
-            UsageError: The variable is unset or empty.
+            UsageError: The API key's environment variable is not set, or the provider's SDK
+                or settings are missing.
         """
-        if self.api_key_env is None:
-            # SDKs refuse to start without a key; a local server ignores it.
-            return _NO_KEY
-        problem = self.missing_key()
-        if problem is not None:
-            raise UsageError(problem)
-        return os.environ[self.api_key_env]
+        del base_dir
+        provider = open_provider(self.provider_config(), self.wire)
+        previous, self._client.value = self._client.value, provider
+        if previous is not None:
+            await previous.close()
 
     def missing_key(self) -> str | None:
-        """The message `api_key` raises when `api_key_env` is named and unset, or None."""
-        if self.api_key_env is None or os.environ.get(self.api_key_env):
-            return None
-        return (
-            f"{self.provider} target: environment variable {self.api_key_env} is not set. "
-            f"Export it with your API key, name another variable in `api_key_env`, or set "
-            f"`api_key_env: null` for a local server that needs no key"
-        )
+        """The message opening the provider raises for an unset API key variable, or None."""
+        return self.provider_config().missing_key()
 
     def check(self, base_dir: Path) -> None:
-        """The SDK is installed (its API key is `missing_key`'s concern).
+        """The provider's SDK is installed (its API key is `missing_key`'s concern).
 
         Raises:
             UsageError: It is not.
         """
         del base_dir
-        self.sdk()
-
-    def resolved_base_url(self) -> str:
-        """The endpoint requests go to: `base_url`, else the SDK's environment variable or
-        default. Passed to the SDK explicitly so the cache key names the real endpoint."""
-        return self.base_url or os.environ.get(self.base_url_env) or self.default_base_url
-
-    def sdk_arguments(self, body: dict[str, JSON]) -> dict[str, JSON]:
-        """Keyword arguments of the SDK's `create()` that put exactly `body` on the wire.
-
-        Only the parameters every SDK version requires are passed by name; the rest go through
-        `extra_body`, which the SDK sends unchanged. Named sampling parameters come and go
-        between SDK releases (recent `anthropic` SDKs dropped `temperature`), the wire format
-        does not.
-        """
-        arguments = {k: v for k, v in body.items() if k in self.sdk_parameters}
-        extra = {k: v for k, v in body.items() if k not in self.sdk_parameters}
-        if extra:
-            arguments["extra_body"] = extra
-        return arguments
-
-    def set_client(self, client: object) -> object | None:
-        """Store the SDK client made by `setup`; returns the one it replaces, to be closed."""
-        previous, self._client.value = self._client.value, client
-        return previous
+        check_provider(self.provider_config())
 
     async def teardown(self) -> None:
-        """Close the SDK client and its HTTP connections."""
-        client, self._client.value = self._client.value, None
-        if client is not None:
-            await client.close()  # type: ignore[attr-defined]
+        """Close the provider and its HTTP connections."""
+        provider, self._client.value = self._client.value, None
+        if provider is not None:
+            await provider.close()
 
     def cache_key(self, request: TargetRequest) -> dict[str, JSON] | None:
         """Provider, model, endpoint, the exact first request body and the tool fixtures."""
-        return {
+        key: dict[str, JSON] = {
             "provider": self.provider,
             "model": self.model,
             "base_url": self.resolved_base_url(),
             "body": self.request_body(self.first_messages(request)),
             "tool_results": request.metadata.get("tool_results"),
         }
+        if PROVIDER_PRESETS[self.provider].wire == "fake":
+            key["metadata"] = dict(request.metadata)  # the script is the fake model
+        return key
 
     # -- one case -------------------------------------------------------------------------------
 
@@ -253,15 +246,15 @@ class ChatModelTarget(Target):
                 connections and malformed replies; `rate_limited` with `retry_after_s` for 429),
                 or a tool call has no fixture, or the model never stopped calling tools.
         """
-        client = self.run_state("_client", _Slot).value
-        if client is None:
+        provider = self.run_state("_client", _Slot).value
+        if provider is None:
             raise RuntimeError(f"{self.provider} target: call setup() before call()")
         started = time.perf_counter()
         conversation = self.first_messages(request)
         transcript = self._input_transcript(request)
         usage: TokenUsage | None = None
         for _ in range(self.max_tool_rounds + 1):
-            turn = await self._complete(client, self.request_body(conversation))
+            turn = await self._complete(provider, self.request_body(conversation), request)
             usage = add_usage(usage, turn.usage)
             if not turn.calls or not self.tool_loop:
                 calls = [ToolCall(tool=c.name, args=c.args) for c in turn.calls]
@@ -281,14 +274,19 @@ class ChatModelTarget(Target):
             kind="ToolLoopError",
         )
 
-    async def _complete(self, client: object, body: dict[str, JSON]) -> ModelTurn:
+    async def _complete(
+        self, provider: Provider, body: dict[str, JSON], request: TargetRequest
+    ) -> ModelTurn:
         try:
-            return await self.complete(client, body)
-        except Exception as exc:
-            mapped = self._map_error(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
+            return self.read_turn(await provider.complete(body, metadata=request.metadata))
+        except ProviderError as exc:
+            raise TargetError(
+                f"{self.describe()}: {exc.message}",
+                kind=exc.kind,
+                retryable=exc.retryable,
+                retry_after_s=exc.retry_after_s,
+                rate_limited=exc.rate_limited,
+            ) from exc
 
     def _input_transcript(self, request: TargetRequest) -> list[Message]:
         system = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
@@ -302,80 +300,9 @@ class ChatModelTarget(Target):
             messages=transcript,
             tool_calls=[c for m in transcript for c in m.tool_calls],
             token_usage=usage,
-            cost_usd=self._cost(usage),
+            cost_usd=Pricing(self.cost_per_1k_input, self.cost_per_1k_output).cost(usage),
             duration_ms=(time.perf_counter() - started) * 1000,
         )
-
-    def _cost(self, usage: TokenUsage | None) -> float | None:
-        return usage.price(self.cost_per_1k_input, self.cost_per_1k_output) if usage else None
-
-    def _map_error(self, exc: Exception) -> TargetError | None:
-        """The `TargetError` for an SDK or decoding failure; None for anything else (a bug)."""
-        sdk = self.sdk()
-        where = self.describe()
-        if isinstance(exc, json.JSONDecodeError | sdk.APIResponseValidationError):
-            return TargetError(
-                f"{where}: the reply is not valid JSON for the API ({exc}); "
-                "the server or a proxy in between sent a broken response",
-                kind="MalformedResponse",
-                retryable=True,
-            )
-        if isinstance(exc, sdk.RateLimitError):
-            return TargetError(
-                f"{where}: rate limited (HTTP 429): {server_message(exc)}",
-                kind=type(exc).__name__,
-                rate_limited=True,
-                retry_after_s=retry_after_s(exc.response.headers),
-            )
-        if isinstance(exc, sdk.APIStatusError):
-            status: int = exc.status_code
-            message = f"{where}: HTTP {status}: {server_message(exc)}"
-            if status in (401, 403) and self.api_key_env is not None:
-                message += f" (the API key is read from ${self.api_key_env})"
-            retryable = status == 408 or status >= 500
-            return TargetError(message, kind=type(exc).__name__, retryable=retryable)
-        if isinstance(exc, sdk.APIConnectionError):
-            # The aiohttp transport reports a dropped connection as a timeout: tell them apart by
-            # the root cause so the message says what happened.
-            root = root_cause(exc)
-            if timed_out(exc, sdk.APITimeoutError):
-                after = f" after {self.timeout_s:g}s" if self.timeout_s is not None else ""
-                return TargetError(
-                    f"{where}: request timed out{after}", kind="APITimeoutError", retryable=True
-                )
-            cause = str(exc) if root is exc else f"{type(root).__name__}: {root}"
-            return TargetError(
-                f"{where}: connection failed: {cause}", kind="APIConnectionError", retryable=True
-            )
-        return None
-
-
-def link_tool_messages(
-    messages: Sequence[Message],
-) -> list[tuple[Message, list[str], str | None]]:
-    """Give input tool calls ids and pair each `tool` message with the call it answers.
-
-    `Message` has no call ids, so calls are paired by position: the n-th `tool` message after an
-    assistant message answers its n-th call. Returns (message, ids of its calls, id answered).
-
-    Raises:
-        TargetError: A `tool` message answers no call.
-    """
-    pending: deque[str] = deque()
-    linked: list[tuple[Message, list[str], str | None]] = []
-    for index, message in enumerate(messages):
-        if message.role == "tool":
-            if not pending:
-                raise TargetError(
-                    f"input message {index} has role 'tool' but answers no tool call of an "
-                    "earlier assistant message; write it as a user message instead"
-                )
-            linked.append((message, [], pending.popleft()))
-            continue
-        ids = [f"call_{index}_{n}" for n in range(len(message.tool_calls))]
-        pending.extend(ids)
-        linked.append((message, ids, None))
-    return linked
 
 
 def _result_text(result: JSON) -> str:

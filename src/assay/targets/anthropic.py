@@ -1,29 +1,22 @@
-"""The `anthropic` target: the Anthropic Messages API via the official SDK (`assay[anthropic]`).
+"""The `anthropic` target: the Anthropic Messages API through a provider (`assay[anthropic]`).
 
-Like the `openai` target it uses the SDK's aiohttp transport and turns the SDK's own retries off
-so the runner alone decides when to retry. `tool_use` and `tool_result` content blocks are
-normalised to the same `ToolCall` shape as OpenAI tool calls.
+Like the `openai` target, requests go through `assay.providers` (the SDK's aiohttp transport,
+its own retries off, so the runner alone decides when to retry). `tool_use` and `tool_result`
+content blocks are normalised to the same `ToolCall` shape as OpenAI tool calls.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Annotated, ClassVar, Literal, cast
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
-from assay.errors import TargetError, UsageError
-from assay.results import JSON, TokenUsage
+from assay.providers import ANTHROPIC_PRESETS, ModelTurn, anthropic_wire
+from assay.results import JSON
 from assay.targets._base import TargetRequest
-from assay.targets._chat import ChatModelTarget, ModelTurn, TurnCall, link_tool_messages
-
-if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic
+from assay.targets._chat import ChatModelTarget
 
 __all__ = ["AnthropicTarget"]
-
-_INSTALL_HINT = "install the extra: pip install 'assay[anthropic]'"
 
 
 class AnthropicTarget(ChatModelTarget):
@@ -35,76 +28,20 @@ class AnthropicTarget(ChatModelTarget):
 
     type: Literal["anthropic"]
     """Target type discriminator."""
+    provider: Annotated[str, Field(json_schema_extra={"enum": ANTHROPIC_PRESETS})] = "anthropic"
+    """`anthropic`, or `fake` for scripted offline replies from each test's `metadata`."""
     api_key_env: str | None = "ANTHROPIC_API_KEY"
     """Environment variable holding the API key; `null` for a local server without auth."""
     max_tokens: Annotated[int, Field(ge=1)] = 1024
     """Upper bound on generated tokens per model call (the Messages API requires one)."""
 
-    provider: ClassVar[str] = "anthropic"
-    default_base_url: ClassVar[str] = "https://api.anthropic.com"
-    base_url_env: ClassVar[str] = "ANTHROPIC_BASE_URL"
-    sdk_parameters: ClassVar[frozenset[str]] = frozenset({"model", "messages", "max_tokens"})
-
-    async def setup(self, base_dir: Path) -> None:
-        """Create the SDK client (one per target, shared by concurrent cases).
-
-        Raises:
-            UsageError: The `anthropic` package is not installed, or the API key's environment
-                variable is not set.
-        """
-        del base_dir
-        anthropic = self.sdk()
-        api_key = self.api_key()
-        client = anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=self.resolved_base_url(),
-            max_retries=0,
-            timeout=anthropic.DEFAULT_TIMEOUT if self.timeout_s is None else self.timeout_s,
-            http_client=anthropic.DefaultAioHttpClient(),
-        )
-        previous = self.set_client(client)
-        if previous is not None:
-            await cast("AsyncAnthropic", previous).close()
-
-    def sdk(self) -> ModuleType:
-        """The `anthropic` module.
-
-        Raises:
-            UsageError: It is not installed.
-        """
-        try:
-            import anthropic
-        except ImportError:
-            raise UsageError(
-                f"the anthropic target needs the `anthropic` SDK; {_INSTALL_HINT}"
-            ) from None
-        return anthropic
+    wire: ClassVar[Literal["openai", "anthropic"]] = "anthropic"
+    presets: ClassVar[list[str]] = ANTHROPIC_PRESETS
 
     def first_messages(self, request: TargetRequest) -> list[JSON]:
         """The test's messages as Messages API turns; system messages stay as `role: system`
         entries until `request_body` moves them to `system`."""
-        messages: list[JSON] = []
-        for message, call_ids, answers in link_tool_messages(request.messages):
-            if answers is not None:
-                block = {
-                    "type": "tool_result",
-                    "tool_use_id": answers,
-                    "content": message.content or "",
-                }
-                _append_user_blocks(messages, [block])
-                continue
-            if not message.tool_calls:
-                messages.append({"role": message.role, "content": message.content or ""})
-                continue
-            blocks: list[JSON] = (
-                [{"type": "text", "text": message.content}] if message.content else []
-            )
-            blocks.extend(
-                {"type": "tool_use", "id": call_id, "name": call.tool, "input": call.args}
-                for call_id, call in zip(call_ids, message.tool_calls, strict=True)
-            )
-            messages.append({"role": message.role, "content": blocks})
-        return messages
+        return anthropic_wire.turns(request.messages)
 
     def request_body(self, messages: list[JSON]) -> dict[str, JSON]:
         """Model, `system`, the turns, `max_tokens`, the sampling parameters that are set,
@@ -138,54 +75,8 @@ class AnthropicTarget(ChatModelTarget):
 
     def follow_up(self, turn: ModelTurn, results: list[str]) -> list[JSON]:
         """The assistant's `tool_use` turn, then a user turn of `tool_result` blocks."""
-        blocks: list[JSON] = [{"type": "text", "text": turn.text}] if turn.text else []
-        blocks.extend(
-            {"type": "tool_use", "id": c.id, "name": c.name, "input": c.args} for c in turn.calls
-        )
-        answers: list[JSON] = [
-            {"type": "tool_result", "tool_use_id": call.id, "content": text}
-            for call, text in zip(turn.calls, results, strict=True)
-        ]
-        return [{"role": "assistant", "content": blocks}, {"role": "user", "content": answers}]
+        return anthropic_wire.follow_up(turn, results)
 
-    async def complete(self, client: object, body: dict[str, JSON]) -> ModelTurn:
-        """One Messages request; text blocks join into the text, `tool_use` blocks are calls."""
-        sdk_client = cast("AsyncAnthropic", client)
-        reply = await sdk_client.messages.create(**self.sdk_arguments(body))
-        blocks = getattr(reply, "content", None)
-        if not isinstance(blocks, list):
-            raise TargetError(
-                f"{self.describe()}: the reply has no content blocks: {str(reply)[:200]}",
-                kind="MalformedResponse",
-            )
-        texts: list[str] = []
-        calls: list[TurnCall] = []
-        for block in blocks:
-            if block.type == "text":
-                texts.append(block.text)
-            elif block.type == "tool_use":
-                args = block.input
-                if not isinstance(args, dict):
-                    raise TargetError(
-                        f"{self.describe()}: the model called tool '{block.name}' with input "
-                        f"that is not a JSON object: {str(args)[:200]}",
-                        kind="InvalidToolArguments",
-                    )
-                calls.append(TurnCall(block.id, block.name, args))
-        usage = reply.usage
-        tokens = TokenUsage(input=usage.input_tokens, output=usage.output_tokens)
-        return ModelTurn(text="".join(texts) if texts else None, calls=calls, usage=tokens)
-
-
-def _append_user_blocks(messages: list[JSON], blocks: list[JSON]) -> None:
-    """Tool results answering one assistant turn must share one user turn."""
-    last = messages[-1] if messages else None
-    if (
-        isinstance(last, dict)
-        and last["role"] == "user"
-        and isinstance(last["content"], list)
-        and all(b.get("type") == "tool_result" for b in last["content"])
-    ):
-        last["content"].extend(blocks)
-        return
-    messages.append({"role": "user", "content": blocks})
+    def read_turn(self, reply: dict[str, JSON]) -> ModelTurn:
+        """Text blocks join into the text, `tool_use` blocks are calls."""
+        return anthropic_wire.read_turn(reply)

@@ -2,7 +2,11 @@
 
 Faking a model at the HTTP seam (rather than mocking the SDK) exercises the real `openai` and
 `anthropic` client code: serialisation, the aiohttp transport, status-code handling and error
-classes. The server also speaks a minimal Anthropic Messages protocol (`POST /v1/messages`).
+classes. The server also speaks a minimal Anthropic Messages protocol (`POST /v1/messages`) and
+answers embeddings (`POST /v1/embeddings`). Chat and embeddings are served under any path prefix
+(`/openai/deployments/NAME/chat/completions?api-version=...` as Azure's, `/api/v1/...` as
+OpenRouter's), and `seen` records each request's method, path, query and headers, so tests can
+check where a provider preset sends its requests.
 
 Replies come from a script, faults are injected at configurable rates (seeded, so runs repeat)
 or decided per request by a function, and every request is counted for assertions:
@@ -34,6 +38,7 @@ from typing import Self, TypeAlias
 
 from aiohttp import web
 
+from assay.providers import fake_embedding
 from assay.results import JSON
 from assay.testing._judge_script import JudgeScript, is_judge_request, judge_reply
 
@@ -43,6 +48,7 @@ __all__ = [
     "JudgeScript",
     "Reply",
     "ReplyScript",
+    "SeenRequest",
     "fail_first",
     "last_user_text",
     "tool_outputs",
@@ -120,6 +126,17 @@ def fail_first(times: int, kind: str = "500", *, prompt: str | None = None) -> F
 
 
 @dataclass(frozen=True)
+class SeenRequest:
+    """Where a request went and what it carried besides its body."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    """Header names in lower case."""
+
+
+@dataclass(frozen=True)
 class _Reply:
     content: str | None
     tool_calls: list[tuple[str, JSON]]
@@ -166,8 +183,8 @@ class FakeOpenAIServer:
             retry_after_s: The `Retry-After` of injected 429s, in (possibly fractional) seconds;
                 None sends none.
             hang_s: How long a `timeout` fault stalls before it answers after all.
-            api_key: When set, requests must carry it (`Authorization: Bearer` or `x-api-key`)
-                or get a 401.
+            api_key: When set, requests must carry it (`Authorization: Bearer`, `x-api-key` or
+                Azure's `api-key`) or get a 401.
             models: The model ids `GET /v1/models` lists.
             max_recorded: How many request bodies `requests` keeps (the most recent).
             judge: Scripted judge mode: requests from assay's judge client are answered with
@@ -203,6 +220,7 @@ class FakeOpenAIServer:
         self._total = 0
         self._fault_counts: Counter[str] = Counter()
         self._requests: deque[dict[str, JSON]] = deque(maxlen=max_recorded)
+        self._seen: deque[SeenRequest] = deque(maxlen=max_recorded)
         self._ids = itertools.count(1)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -282,7 +300,10 @@ class FakeOpenAIServer:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat_completions)
         app.router.add_post("/v1/messages", self._messages)
+        app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._list_models)
+        app.router.add_post("/{prefix:.*}/chat/completions", self._chat_completions)
+        app.router.add_post("/{prefix:.*}/embeddings", self._embeddings)
         # Handlers still running at shutdown are cancelled after this long.
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
@@ -320,12 +341,19 @@ class FakeOpenAIServer:
         with self._lock:
             return list(self._requests)
 
+    @property
+    def seen(self) -> list[SeenRequest]:
+        """Method, path, query and headers of the most recent model requests, oldest first."""
+        with self._lock:
+            return list(self._seen)
+
     def reset_counters(self) -> None:
         """Forget every counted and recorded request."""
         with self._lock:
             self._total = 0
             self._fault_counts.clear()
             self._requests.clear()
+            self._seen.clear()
 
     # -- handlers -------------------------------------------------------------------------------
 
@@ -342,7 +370,51 @@ class FakeOpenAIServer:
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         return await self._handle(request, anthropic=True)
 
+    async def _embeddings(self, request: web.Request) -> web.StreamResponse:
+        """Deterministic vectors (a hashed bag of words), one per input, in the API's shape."""
+        self._record(request)
+        if self._api_key is not None and not _authorised(request, self._api_key):
+            return _error(401, "invalid API key", anthropic=False)
+        try:
+            body = json.loads(await request.read())
+        except ValueError:
+            return _error(400, "the request body is not valid JSON", anthropic=False)
+        inputs = body.get("input") if isinstance(body, dict) else None
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
+            return _error(400, "`input` must be a string or a list of strings", anthropic=False)
+        if not isinstance(body.get("model"), str):
+            return _error(400, "`model` is required", anthropic=False)
+        fault = self._choose_fault(body)
+        if self.latency_ms:
+            await asyncio.sleep(self.latency_ms / 1000)
+        if fault is not None:
+            faulty = await self._fault_response(fault, request, anthropic=False)
+            if faulty is not None:
+                return faulty
+        tokens = sum(len(text.split()) for text in inputs)
+        data = [
+            {"object": "embedding", "index": i, "embedding": fake_embedding(text)}
+            for i, text in enumerate(inputs)
+        ]
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return web.json_response(
+            {"object": "list", "data": data, "model": body["model"], "usage": usage}
+        )
+
+    def _record(self, request: web.Request) -> None:
+        seen = SeenRequest(
+            request.method,
+            request.path,
+            dict(request.query),
+            {name.lower(): value for name, value in request.headers.items()},
+        )
+        with self._lock:
+            self._seen.append(seen)
+
     async def _handle(self, request: web.Request, *, anthropic: bool) -> web.StreamResponse:
+        self._record(request)
         if self._api_key is not None and not _authorised(request, self._api_key):
             return _error(401, "invalid API key", anthropic=anthropic)
         try:
@@ -561,8 +633,12 @@ def _drop(request: web.Request) -> web.Response:
 
 
 def _authorised(request: web.Request, key: str) -> bool:
-    return request.headers.get("Authorization") == f"Bearer {key}" or (
-        request.headers.get("x-api-key") == key
+    """The key as OpenAI (`Authorization: Bearer`), Anthropic (`x-api-key`) or Azure (`api-key`)
+    clients send it."""
+    headers = request.headers
+    return headers.get("Authorization") == f"Bearer {key}" or key in (
+        headers.get("x-api-key"),
+        headers.get("api-key"),
     )
 
 

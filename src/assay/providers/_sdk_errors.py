@@ -1,16 +1,84 @@
-"""What the model SDKs' exceptions say, read the same way by targets and the judge client.
+"""What the model SDKs' exceptions say, mapped once to the `ProviderError` tree.
 
-A leaf module: the `openai` and `anthropic` SDKs share these exception shapes (`body`,
-`message`, `response.headers`, chained causes), so one reading serves both callers.
+The `openai` and `anthropic` SDKs share these exception shapes (`body`, `message`,
+`response.headers`, chained causes), so one reading serves both SDKs and every caller.
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from types import ModuleType
 
-__all__ = ["connection_problem", "retry_after_s", "root_cause", "server_message", "timed_out"]
+from assay.providers._errors import (
+    MalformedReplyError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderStatusError,
+    ProviderTimeoutError,
+    RateLimitError,
+)
+
+__all__ = [
+    "connection_problem",
+    "map_sdk_error",
+    "retry_after_s",
+    "root_cause",
+    "server_message",
+    "timed_out",
+]
+
+
+def map_sdk_error(
+    exc: Exception,
+    sdk: ModuleType,
+    *,
+    base_url: str,
+    timeout_s: float | None,
+    api_key_env: str | None,
+) -> ProviderError | None:
+    """The `ProviderError` for an SDK (or JSON decoding) failure; None for anything else, which
+    is a bug to propagate.
+
+    Args:
+        exc: What the SDK raised.
+        sdk: The SDK module whose exception classes to match (`openai` or `anthropic`).
+        base_url: The endpoint, named when the connection fails.
+        timeout_s: The request timeout, named when it ran out (None: the SDK's default).
+        api_key_env: The key's variable, named on HTTP 401/403.
+    """
+    if isinstance(exc, json.JSONDecodeError | sdk.APIResponseValidationError):
+        return MalformedReplyError(
+            f"the reply is not valid JSON for the API ({exc}); "
+            "the server or a proxy in between sent a broken response",
+            kind="MalformedResponse",
+            retryable=True,
+        )
+    if isinstance(exc, sdk.RateLimitError):
+        return RateLimitError(
+            f"rate limited (HTTP 429): {server_message(exc)}",
+            status=429,
+            kind=type(exc).__name__,
+            retry_after_s=retry_after_s(exc.response.headers),
+        )
+    if isinstance(exc, sdk.APIStatusError):
+        status: int = exc.status_code
+        message = f"HTTP {status}: {server_message(exc)}"
+        if status in (401, 403) and api_key_env is not None:
+            message += f" (the API key is read from ${api_key_env})"
+        return ProviderStatusError(message, status=status, kind=type(exc).__name__)
+    if isinstance(exc, sdk.APIConnectionError):
+        # The aiohttp transport reports a dropped connection as a timeout: tell them apart by
+        # the root cause so the message says what happened.
+        if timed_out(exc, sdk.APITimeoutError):
+            after = f" after {timeout_s:g}s" if timeout_s is not None else ""
+            return ProviderTimeoutError(f"the request timed out{after}", kind="APITimeoutError")
+        return ProviderConnectionError(
+            f"the connection to {base_url} {connection_problem(exc)}", kind="APIConnectionError"
+        )
+    return None
 
 
 def server_message(exc: Exception) -> str:

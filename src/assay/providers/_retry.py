@@ -1,9 +1,8 @@
 """Capped retries with exponential backoff and full jitter, honouring `Retry-After`.
 
 One policy for every model call: the runner retries targets with it and the judge client
-retries judge requests with it, so a server's `Retry-After: 3600` waits at most
-`MAX_RETRY_DELAY_S` for both. A leaf module (it imports nothing from assay) so both layers can
-use it.
+retries judge requests with it (a run hands the same `RetryPolicy` value to both), so a server's
+`Retry-After: 3600` waits at most `MAX_RETRY_DELAY_S` for each.
 """
 
 from __future__ import annotations
