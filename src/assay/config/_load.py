@@ -16,6 +16,7 @@ from assay.config._aliases import rewrite_project, rewrite_suite
 from assay.config._datasets import display_path
 from assay.config._errors import issues_from_validation
 from assay.config._expansions import Expansions, recording
+from assay.config._plugins import require_plugins
 from assay.config._project_store import PROJECT_FILE, find_project, resolve_store
 from assay.config._stream import TestsReader, read_dataset
 from assay.config._suite import ProjectConfig, Suite, SuiteTests
@@ -121,7 +122,9 @@ def parse_suite(
 
     Raises:
         ConfigError: every problem found, each with file, line and YAML path.
+        PluginError: an installed grader or target plugin cannot be loaded.
     """
+    require_plugins()
     source = source or SourceMap(default_file="<python>")
     base = base_dir or Path.cwd()
     if not isinstance(data, dict):
@@ -221,7 +224,9 @@ def load_project(path: Path | None = None) -> LoadedProject:
 
     Raises:
         ConfigError: the file exists but is invalid.
+        PluginError: an installed grader or target plugin cannot be loaded.
     """
+    require_plugins()
     path = path or find_project()
     if path is None:
         return LoadedProject(ProjectConfig(), None)
