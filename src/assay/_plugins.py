@@ -22,7 +22,7 @@ import importlib.metadata
 import inspect
 import re
 import typing
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -30,9 +30,12 @@ from assay.errors import PluginError
 
 __all__ = [
     "GROUPS",
+    "REGISTRIES",
     "PluginEntry",
     "PluginKind",
+    "PluginSpec",
     "check_type_name",
+    "checked_plugins",
     "load_plugins",
     "plugin_entries",
     "problem_with_model_class",
@@ -116,39 +119,72 @@ def _import(entry: PluginEntry) -> object:
     return obj
 
 
-def load_plugins(
-    kind: PluginKind,
-    builtin: Collection[str],
-    accept: Callable[[PluginEntry, object], str | None],
-) -> Mapping[str, tuple[PluginEntry, object]]:
-    """Import every plugin of `kind` and check it: its entry point and the object it gave,
-    by name.
+@dataclass(frozen=True)
+class PluginSpec:
+    """How one kind's registry takes plugins: the names its built-ins hold, and the check of
+    a loaded object (what is wrong with it, or None)."""
 
-    `accept(entry, obj)` says what is wrong with a loaded object (None when it is right).
+    kind: PluginKind
+    builtin: Collection[str]
+    accept: Callable[[PluginEntry, object], str | None]
+
+
+REGISTRIES: dict[PluginKind, str] = {
+    "grader": "assay.graders:GRADER_PLUGINS",
+    "target": "assay.targets:TARGET_PLUGINS",
+    "reporter": "assay.report:REPORTER_PLUGINS",
+}
+"""Where each kind's `PluginSpec` is (`module:name`, imported by `assay plugins` only): a kind
+whose layer has no registry yet (`provider`) is listed without being loaded. Adding it is one
+line here."""
+
+
+def checked_plugins(spec: PluginSpec) -> Iterator[tuple[PluginEntry, object, PluginError | None]]:
+    """Every installed plugin of `spec.kind` imported and checked: the entry, what it gave
+    (None when it failed) and its error (None when it is usable). One broken plugin does not
+    hide the others (`assay plugins` lists them all)."""
+    seen: dict[str, PluginEntry] = {}
+    for entry in plugin_entries(spec.kind):
+        try:
+            obj = _checked(spec, entry, seen)
+        except PluginError as exc:
+            yield entry, None, exc
+        else:
+            seen[entry.name] = entry
+            yield entry, obj, None
+
+
+def _checked(spec: PluginSpec, entry: PluginEntry, seen: Mapping[str, PluginEntry]) -> object:
+    check_type_name(entry)
+    if entry.name in spec.builtin:
+        raise PluginError(
+            f"{entry.where}: '{entry.name}' is already a built-in {spec.kind} type; the plugin "
+            "must use another name"
+        )
+    if entry.name in seen:
+        raise PluginError(
+            f"{entry.where}: '{entry.name}' is also the {spec.kind} type of "
+            f"{seen[entry.name].where}; two plugins cannot share a type name (uninstall one)"
+        )
+    obj = _import(entry)
+    problem = spec.accept(entry, obj)
+    if problem is not None:
+        raise PluginError(f"{entry.where}: {problem}")
+    return obj
+
+
+def load_plugins(spec: PluginSpec) -> dict[str, object]:
+    """Import every installed plugin of `spec.kind` and check it: what each gave, by name.
 
     Raises:
         PluginError: a plugin cannot be imported, is not what its kind needs, or takes a name
-            a built-in or another plugin already has.
+            a built-in or another plugin already has (the first such plugin, by name).
     """
-    loaded: dict[str, tuple[PluginEntry, object]] = {}
-    for entry in plugin_entries(kind):
-        check_type_name(entry)
-        if entry.name in builtin:
-            raise PluginError(
-                f"{entry.where}: '{entry.name}' is already a built-in {kind} type; the plugin "
-                "must use another name"
-            )
-        if entry.name in loaded:
-            other = loaded[entry.name][0]
-            raise PluginError(
-                f"{entry.where}: '{entry.name}' is also the {kind} type of {other.where}; "
-                "two plugins cannot share a type name (uninstall one of them)"
-            )
-        obj = _import(entry)
-        problem = accept(entry, obj)
-        if problem is not None:
-            raise PluginError(f"{entry.where}: {problem}")
-        loaded[entry.name] = (entry, obj)
+    loaded: dict[str, object] = {}
+    for entry, obj, error in checked_plugins(spec):
+        if error is not None:
+            raise error
+        loaded[entry.name] = obj
     return loaded
 
 

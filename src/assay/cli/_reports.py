@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from assay.store import Store
 
 __all__ = [
-    "FORMATS",
     "STEP_SUMMARY_ENV",
     "ReportRequest",
     "append_step_summary",
@@ -37,7 +36,6 @@ __all__ = [
     "write_reports",
 ]
 
-FORMATS = ("md", "junit", "json", "html")
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 """Set by GitHub Actions to a file whose Markdown is shown on the job's summary page."""
 
@@ -51,10 +49,22 @@ class ReportRequest:
 
 
 def check_format(name: str, where: str) -> str:
-    """`name` when it is a report format; a usage error naming the formats otherwise."""
-    if name not in FORMATS:
-        choices = ", ".join(FORMATS)
-        raise UsageError(f"{where}: unknown report format '{name}'; use one of {choices}")
+    """`name` when it is a report format (built-in or a plugin's); a usage error naming the
+    formats otherwise.
+
+    Raises:
+        UsageError: `name` is no report format.
+        PluginError: a reporter plugin cannot be loaded.
+    """
+    from assay._strict_model import suggest
+    from assay.report import report_formats
+
+    formats = report_formats()
+    if name not in formats:
+        hint = suggest(name, set(formats))
+        raise UsageError(
+            f"{where}: unknown report format '{name}'.{hint} Use one of {', '.join(formats)}"
+        )
     return name
 
 
@@ -71,8 +81,10 @@ def parse_reports(values: Sequence[str]) -> list[ReportRequest]:
         name, colon, path = value.partition(":")
         where = f"--report {value}"
         if not colon or not name or not path:
+            from assay.report import report_formats
+
             raise UsageError(
-                f"{where}: give FORMAT:PATH (FORMAT one of {', '.join(FORMATS)}), "
+                f"{where}: give FORMAT:PATH (FORMAT one of {', '.join(report_formats())}), "
                 "e.g. --report junit:reports/assay.xml"
             )
         request = ReportRequest(check_format(name, where), Path(path))
@@ -100,17 +112,24 @@ def _not_passed(store: Store, run_id: str) -> Iterator[Iterator[CaseResult]]:
 
 def write_report(out: TextIO, fmt: str, runs: Sequence[RunResult], store: Store) -> None:
     """Render stored runs in one format: Markdown sections one after another, one JUnit
-    document with a `<testsuite>` each, one HTML page with a section each, or the §8 JSON
-    document (a list for several runs)."""
+    document with a `<testsuite>` each, one HTML page with a section each, the §8 JSON
+    document (a list for several runs), or what a plugin's format writes."""
     from assay.report import (
+        BUILTIN_FORMATS,
         markdown_chunks,
+        plugin_reporters,
         render_json,
         render_json_many,
         write_html,
         write_junit,
     )
 
-    if fmt == "md":
+    if fmt not in BUILTIN_FORMATS:
+        write_plugin = plugin_reporters()[fmt]
+        write_plugin(
+            out, [(run, functools.partial(store.iter_case_results, run.id)) for run in runs]
+        )
+    elif fmt == "md":
         for run in runs:
             with _not_passed(store, run.id) as cases:
                 out.writelines(markdown_chunks(run, cases))

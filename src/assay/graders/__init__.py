@@ -5,6 +5,7 @@ from assay.graders._details import cap_details, detail, truncate
 from assay.graders._judged import JudgedGrader
 from assay.graders._registry import (
     BUILTIN_GRADERS,
+    GRADER_PLUGINS,
     GraderSpec,
     grader_spec,
     grader_types,
@@ -38,6 +39,7 @@ from assay.graders.trajectory import ExpectedCall, ToolTrajectory
 
 __all__ = [
     "BUILTIN_GRADERS",
+    "GRADER_PLUGINS",
     "AgentJudge",
     "CodeGrader",
     "CompiledPattern",

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import Field
 
-from assay._plugins import PluginEntry, load_plugins, problem_with_model_class
+from assay._plugins import PluginEntry, PluginSpec, load_plugins, problem_with_model_class
 from assay.graders._base import Grader
 from assay.graders.agent_judge import AgentJudge
 from assay.graders.code import CodeGrader
@@ -39,7 +39,14 @@ from assay.graders.text import (
 from assay.graders.tone import Tone
 from assay.graders.trajectory import ToolTrajectory
 
-__all__ = ["BUILTIN_GRADERS", "GraderSpec", "grader_spec", "grader_types", "plugin_graders"]
+__all__ = [
+    "BUILTIN_GRADERS",
+    "GRADER_PLUGINS",
+    "GraderSpec",
+    "grader_spec",
+    "grader_types",
+    "plugin_graders",
+]
 
 GraderSpec = Annotated[
     Equals
@@ -112,6 +119,10 @@ def _grader_class(entry: PluginEntry, obj: object) -> str | None:
     return problem_with_model_class(entry, obj, Grader, "assay.graders.Grader")
 
 
+GRADER_PLUGINS = PluginSpec("grader", BUILTIN_GRADERS, _grader_class)
+"""How grader plugins are taken: names no built-in has, classes `_grader_class` accepts."""
+
+
 @functools.cache
 def plugin_graders() -> dict[str, type[Grader]]:
     """The grader types installed packages add (entry point group `assay.graders`), by name;
@@ -120,8 +131,7 @@ def plugin_graders() -> dict[str, type[Grader]]:
     Raises:
         PluginError: a plugin cannot be loaded, is not a grader class, or reuses a name.
     """
-    loaded = load_plugins("grader", BUILTIN_GRADERS, _grader_class)
-    return {name: obj for name, (_, obj) in loaded.items()}  # type: ignore[misc]  # checked
+    return load_plugins(GRADER_PLUGINS)  # type: ignore[return-value]  # checked by _grader_class
 
 
 def grader_types() -> dict[str, type[Grader]]:

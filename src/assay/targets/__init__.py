@@ -7,6 +7,7 @@ from assay.targets._chat import ToolSpec
 from assay.targets._output import parse_target_output, parse_text_output
 from assay.targets._registry import (
     BUILTIN_TARGETS,
+    TARGET_PLUGINS,
     TargetSpec,
     plugin_targets,
     target_spec,
@@ -22,6 +23,7 @@ from assay.targets.replay import ReplayTarget
 
 __all__ = [
     "BUILTIN_TARGETS",
+    "TARGET_PLUGINS",
     "AnthropicTarget",
     "CommandTarget",
     "FakeTarget",

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import Field
 
-from assay._plugins import PluginEntry, load_plugins, problem_with_model_class
+from assay._plugins import PluginEntry, PluginSpec, load_plugins, problem_with_model_class
 from assay.targets._base import Target
 from assay.targets.anthropic import AnthropicTarget
 from assay.targets.command import CommandTarget
@@ -22,7 +22,14 @@ from assay.targets.openai import OpenAITarget
 from assay.targets.python import PythonTarget
 from assay.targets.replay import ReplayTarget
 
-__all__ = ["BUILTIN_TARGETS", "TargetSpec", "plugin_targets", "target_spec", "target_types"]
+__all__ = [
+    "BUILTIN_TARGETS",
+    "TARGET_PLUGINS",
+    "TargetSpec",
+    "plugin_targets",
+    "target_spec",
+    "target_types",
+]
 
 TargetSpec = Annotated[
     FakeTarget
@@ -52,6 +59,10 @@ def _target_class(entry: PluginEntry, obj: object) -> str | None:
     return problem_with_model_class(entry, obj, Target, "assay.targets.Target")
 
 
+TARGET_PLUGINS = PluginSpec("target", BUILTIN_TARGETS, _target_class)
+"""How target plugins are taken: names no built-in has, classes `_target_class` accepts."""
+
+
 @functools.cache
 def plugin_targets() -> dict[str, type[Target]]:
     """The target types installed packages add (entry point group `assay.targets`), by name;
@@ -60,8 +71,7 @@ def plugin_targets() -> dict[str, type[Target]]:
     Raises:
         PluginError: a plugin cannot be loaded, is not a target class, or reuses a name.
     """
-    loaded = load_plugins("target", BUILTIN_TARGETS, _target_class)
-    return {name: obj for name, (_, obj) in loaded.items()}  # type: ignore[misc]  # checked
+    return load_plugins(TARGET_PLUGINS)  # type: ignore[return-value]  # checked by _target_class
 
 
 def target_types() -> dict[str, type[Target]]:
