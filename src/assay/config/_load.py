@@ -173,8 +173,9 @@ def _raise_invalid(data: dict[str, JSON], source: SourceMap) -> None:
     raise ConfigError([source.issue(("tests",), "`tests` must be a list of tests or a path")])
 
 
-def load_suite(path: str | Path) -> LoadedSuite:
-    """Load one suite file.
+def load_suite(path: str | Path, *, assertions: Sequence[Grader] = ()) -> LoadedSuite:
+    """Load one suite file; `assertions` as in `parse_suite` (a suite whose graders all come
+    from Python is valid with them).
 
     Raises:
         ConfigError: the file is missing, not YAML, or not a valid suite.
@@ -183,7 +184,8 @@ def load_suite(path: str | Path) -> LoadedSuite:
     display = display_path(file)
     with recording() as expansions:
         data, source = load_yaml(file, display=display)
-        loaded = parse_suite(data, source=source, base_dir=file.parent.resolve())
+        base_dir = file.parent.resolve()
+        loaded = parse_suite(data, source=source, base_dir=base_dir, assertions=assertions)
     return dataclasses.replace(loaded, expansions=expansions) if expansions else loaded
 
 
