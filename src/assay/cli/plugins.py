@@ -20,11 +20,19 @@ def command(as_json: bool) -> None:
     Every plugin is imported and checked as a run would; a plugin that cannot be used is
     listed with its error, and the exit code is then 2.
     """
-    from assay._plugins import GROUPS, REGISTRIES, PluginSpec, checked_plugins, plugin_entries
+    from assay._plugins import (
+        GROUPS,
+        REGISTRIES,
+        PluginEntry,
+        PluginSpec,
+        checked_plugins,
+        plugin_entries,
+    )
     from assay.errors import PluginError
 
     rows: list[dict[str, str | None]] = []
     for kind in GROUPS:
+        checked: list[tuple[PluginEntry, PluginError | None]]
         spec_path = REGISTRIES.get(kind)
         if spec_path is None:  # no registry for this kind yet: listed, not loaded
             checked = [(entry, None) for entry in plugin_entries(kind)]

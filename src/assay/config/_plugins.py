@@ -62,7 +62,8 @@ def install_plugin_types(models: Sequence[type[BaseModel]]) -> None:
     swaps = {id(GraderSpec): graders, id(TargetSpec): targets}
     if graders is GraderSpec and targets is TargetSpec:
         return
-    for model in (Composite, *models):  # each rebuilt: it may only hold a rebuilt model
+    rebuilt: tuple[type[BaseModel], ...] = (Composite, *models)
+    for model in rebuilt:  # each rebuilt: it may hold a rebuilt model
         for field in model.model_fields.values():
             field.annotation = _swapped(field.annotation, swaps)
         model.model_rebuild(force=True)
