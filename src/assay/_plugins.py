@@ -36,6 +36,7 @@ __all__ = [
     "PluginSpec",
     "check_type_name",
     "checked_plugins",
+    "described",
     "load_plugins",
     "plugin_entries",
     "problem_with_model_class",
@@ -194,7 +195,7 @@ def problem_with_model_class(
     """What is wrong with `obj` as the class of a grader or target type named `entry.name`:
     it must be a concrete subclass of `base` declaring `type: Literal["<name>"]`."""
     if not isinstance(obj, type) or not issubclass(obj, base):
-        return f"it gives {_described(obj)}, not a subclass of {base_name}"
+        return f"it gives {described(obj)}, not a subclass of {base_name}"
     if inspect.isabstract(obj):
         missing = ", ".join(sorted(getattr(obj, "__abstractmethods__", ())))
         return f"its class {obj.__qualname__} is abstract (implement {missing})"
@@ -208,7 +209,12 @@ def problem_with_model_class(
     return None
 
 
-def _described(obj: object) -> str:
-    if isinstance(obj, type):
-        return f"the class {obj.__module__}.{obj.__qualname__}"
-    return f"{type(obj).__name__} {obj!r}"[:80]
+def described(obj: object) -> str:
+    """What an entry point gave, for a message: `the class acme.Words`, `the function
+    acme.write`, or the object's type and a bounded repr."""
+    name = getattr(obj, "__qualname__", None)
+    module = getattr(obj, "__module__", None)
+    if isinstance(name, str) and isinstance(module, str):
+        kind = "class" if isinstance(obj, type) else "function" if callable(obj) else "object"
+        return f"the {kind} {module}.{name}"
+    return f"{type(obj).__name__} {obj!r:.60}"

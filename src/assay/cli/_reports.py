@@ -61,10 +61,10 @@ def check_format(name: str, where: str) -> str:
 
     formats = report_formats()
     if name not in formats:
-        hint = suggest(name, set(formats))
-        raise UsageError(
-            f"{where}: unknown report format '{name}'.{hint} Use one of {', '.join(formats)}"
-        )
+        hint, choices = suggest(name, set(formats)), ", ".join(formats)
+        if hint:
+            raise UsageError(f"{where}: unknown report format '{name}'.{hint} Use one of {choices}")
+        raise UsageError(f"{where}: unknown report format '{name}'; use one of {choices}")
     return name
 
 

@@ -18,7 +18,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from assay._plugins import PluginEntry, PluginSpec, load_plugins
+from assay._plugins import PluginEntry, PluginSpec, described, load_plugins
 from assay.report.junit import CaseSource
 from assay.results import RunResult
 
@@ -40,7 +40,7 @@ BUILTIN_FORMATS = ("md", "junit", "json", "html")
 def _reporter(entry: PluginEntry, obj: object) -> str | None:
     del entry
     if isinstance(obj, type) or not callable(obj):
-        return f"it gives {obj!r:.80}, not a function write(out, runs)"
+        return f"it gives {described(obj)}, not a function write(out, runs)"
     try:
         inspect.signature(obj).bind(None, ())
     except TypeError:

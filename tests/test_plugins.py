@@ -1,0 +1,208 @@
+"""Plugins found through entry points: every way a plugin can be wrong is one located error
+naming the package, its version and the entry point (in-process: the registries' checks; in a
+subprocess: `assay` exits 2 with that message and no traceback).
+
+Installed distributions are made as pip leaves them: a `*.dist-info` directory (METADATA,
+entry_points.txt) beside the module, on the path; `importlib.metadata` finds them for real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from assay._plugins import PluginSpec, checked_plugins, load_plugins, plugin_entries
+from assay.errors import PluginError
+from assay.graders import GRADER_PLUGINS
+from assay.report import REPORTER_PLUGINS
+from assay.targets import TARGET_PLUGINS
+from tests.conftest import write
+from tests.e2e._cli import assay, assay_env
+
+GRADERS = """from typing import Literal
+from assay.graders import Grader, Measurement
+
+
+class Shouty(Grader):
+    type: Literal["shouty"] = "shouty"
+
+    async def measure(self, ctx):
+        return Measurement(score=1.0 if ctx.output.isupper() else 0.0)
+
+
+class Abstract(Grader):
+    type: Literal["abstract"] = "abstract"
+
+
+class Misnamed(Shouty):
+    type: Literal["something-else"] = "something-else"
+
+
+def not_a_class(ctx):
+    return 1.0
+"""
+
+
+def make_dist(
+    root: Path,
+    package: str,
+    entry_points: dict[str, dict[str, str]],
+    modules: dict[str, str],
+    version: str = "1.0",
+) -> None:
+    """An installed distribution in `root`: its metadata, entry points and modules."""
+    info = root / f"{package.replace('-', '_')}-{version}.dist-info"
+    write(info / "METADATA", f"Metadata-Version: 2.1\nName: {package}\nVersion: {version}\n")
+    sections = [
+        f"[{group}]\n" + "".join(f"{name} = {value}\n" for name, value in points.items())
+        for group, points in entry_points.items()
+    ]
+    write(info / "entry_points.txt", "\n".join(sections))
+    for name, source in modules.items():
+        write(root / name, source)
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A directory on `sys.path` whose distributions count as installed, for this test only."""
+    root = tmp_path / "site"
+    root.mkdir()
+    monkeypatch.syspath_prepend(str(root))
+    plugin_entries.cache_clear()
+    yield root
+    plugin_entries.cache_clear()
+
+
+def _errors(spec: PluginSpec) -> list[str]:
+    return [str(error) for _, _, error in checked_plugins(spec) if error is not None]
+
+
+def _where(name: str, value: str, group: str = "assay.graders", package: str = "acme") -> str:
+    return f'package {package} 1.0, entry point {name} = "{value}" (group {group})'
+
+
+def test_a_valid_grader_plugin_is_loaded_by_its_name(site: Path) -> None:
+    make_dist(
+        site, "acme", {"assay.graders": {"shouty": "acme_g1:Shouty"}}, {"acme_g1.py": GRADERS}
+    )
+    (entry,) = plugin_entries("grader")
+    assert (entry.name, entry.package, entry.version) == ("shouty", "acme", "1.0")
+    loaded = load_plugins(GRADER_PLUGINS)
+    assert list(loaded) == ["shouty"]
+    assert getattr(loaded["shouty"], "__name__", None) == "Shouty"
+
+
+def test_every_kind_of_broken_grader_plugin_is_a_located_error(site: Path) -> None:
+    points = {
+        "abstract": "acme_g2:Abstract",
+        "contains": "acme_g2:Shouty",
+        "function": "acme_g2:not_a_class",
+        "gone": "acme_g2:Gone",
+        "missing-module": "acme_nowhere:Shouty",
+        "misnamed": "acme_g2:Misnamed",
+        "Shouty_Name": "acme_g2:Shouty",
+        "shouty": "acme_g2:Shouty",
+    }
+    make_dist(site, "acme", {"assay.graders": points}, {"acme_g2.py": GRADERS})
+    make_dist(site, "other", {"assay.graders": {"shouty": "acme_g2:Shouty"}}, {})
+    assert _errors(GRADER_PLUGINS) == [
+        f"{_where('Shouty_Name', 'acme_g2:Shouty')}: 'Shouty_Name' is not a valid grader name; "
+        "use lowercase letters, digits and dashes (e.g. 'acme-words')",
+        f"{_where('abstract', 'acme_g2:Abstract')}: its class Abstract is abstract "
+        "(implement measure)",
+        f"{_where('contains', 'acme_g2:Shouty')}: 'contains' is already a built-in grader type; "
+        "the plugin must use another name",
+        f"{_where('function', 'acme_g2:not_a_class')}: it gives the function "
+        "acme_g2.not_a_class, not a subclass of assay.graders.Grader",
+        f"{_where('gone', 'acme_g2:Gone')}: cannot be loaded (AttributeError: module 'acme_g2' "
+        "has no attribute 'Gone'). Fix or uninstall the package (pip uninstall acme)",
+        f"{_where('misnamed', 'acme_g2:Misnamed')}: its class Misnamed must declare the type "
+        'name of its entry point: type: Literal["misnamed"] = "misnamed"',
+        f"{_where('missing-module', 'acme_nowhere:Shouty')}: cannot be loaded "
+        "(ModuleNotFoundError: No module named 'acme_nowhere'). Fix or uninstall the package "
+        "(pip uninstall acme)",
+        f"{_where('shouty', 'acme_g2:Shouty', package='other')}: 'shouty' is also the grader "
+        f"type of {_where('shouty', 'acme_g2:Shouty')}; two plugins cannot share a type name "
+        "(uninstall one)",
+    ]
+    with pytest.raises(PluginError, match="'Shouty_Name' is not a valid grader name"):
+        load_plugins(GRADER_PLUGINS)  # the first error, by name
+
+
+def test_target_and_reporter_plugins_are_checked_for_their_kind(site: Path) -> None:
+    make_dist(
+        site,
+        "acme",
+        {
+            "assay.targets": {"shouty": "acme_g3:Shouty"},
+            "assay.reporters": {
+                "csv": "acme_r3:write",
+                "klass": "acme_r3:Writer",
+                "one-arg": "acme_r3:one_arg",
+            },
+        },
+        {
+            "acme_g3.py": GRADERS,
+            "acme_r3.py": "def write(out, runs):\n    out.write('x')\n\n\n"
+            "class Writer:\n    pass\n\n\ndef one_arg(out):\n    pass\n",
+        },
+    )
+    assert _errors(TARGET_PLUGINS) == [
+        f"{_where('shouty', 'acme_g3:Shouty', 'assay.targets')}: it gives the class "
+        "acme_g3.Shouty, not a subclass of assay.targets.Target"
+    ]
+    assert _errors(REPORTER_PLUGINS) == [
+        f"{_where('klass', 'acme_r3:Writer', 'assay.reporters')}: it gives the class "
+        "acme_r3.Writer, not a function write(out, runs)",
+        f"{_where('one-arg', 'acme_r3:one_arg', 'assay.reporters')}: its function one_arg "
+        "cannot be called as write(out, runs)",
+    ]
+    usable = [entry.name for entry, _, error in checked_plugins(REPORTER_PLUGINS) if not error]
+    assert usable == ["csv"]  # one broken plugin hides no other
+
+
+def _env(site: Path) -> dict[str, str]:
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)
+    return assay_env(PYTHONPATH=path)
+
+
+def test_a_broken_plugin_stops_the_commands_that_load_it_with_exit_2(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    make_dist(
+        site,
+        "acme",
+        {"assay.graders": {"shouty": "acme_g4:Shouty"}, "assay.targets": {"echo": "acme_g4:Nope"}},
+        {"acme_g4.py": GRADERS},
+    )
+    write(
+        tmp_path / "s.eval.yaml",
+        "name: s\ntarget: {type: fake, default: HI}\n"
+        "tests:\n  - {id: a, input: q, assertions: [{type: shouty}]}\n",
+    )
+    message = (
+        f"error: {_where('echo', 'acme_g4:Nope', 'assay.targets')}: cannot be loaded "
+        "(AttributeError: module 'acme_g4' has no attribute 'Nope'). Fix or uninstall the "
+        "package (pip uninstall acme)\n"
+    )
+    for args in (("validate", "s.eval.yaml"), ("run", "s.eval.yaml"), ("schema",)):
+        done = assay(*args, cwd=tmp_path, env=_env(site))
+        assert (done.returncode, done.stderr, done.stdout) == (2, message, ""), args
+    listed = assay("plugins", "--json", cwd=tmp_path, env=_env(site))
+    assert (listed.returncode, listed.stderr) == (2, message)
+    assert [(p["name"], p["error"] is None) for p in json.loads(listed.stdout)] == [
+        ("shouty", True),
+        ("echo", False),
+    ]
+    assert assay("runs", "list", cwd=tmp_path, env=_env(site)).returncode == 0  # loads none
+
+    (site / "acme-1.0.dist-info" / "entry_points.txt").write_text(
+        "[assay.graders]\nshouty = acme_g4:Shouty\n"
+    )
+    ran = assay("run", "s.eval.yaml", "--json", cwd=tmp_path, env=_env(site))
+    assert ran.returncode == 0, ran.stderr
+    (result,) = json.loads(ran.stdout)["results"]
+    assert (result["verdict"], result["grader_results"][0]["name"]) == ("pass", "shouty")
