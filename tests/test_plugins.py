@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from assay._plugins import PluginSpec, checked_plugins, load_plugins, plugin_entries
+from assay._plugins import (
+    PluginSpec,
+    checked_plugins,
+    installed_entry_points,
+    load_plugins,
+    plugin_entries,
+)
 from assay.errors import PluginError
 from assay.graders import GRADER_PLUGINS
 from assay.report import REPORTER_PLUGINS
@@ -25,6 +31,8 @@ from tests.e2e._cli import assay, assay_env
 
 GRADERS = """from typing import Literal
 from assay.graders import Grader, Measurement
+from assay.results import TargetOutput
+from assay.targets import Target
 
 
 class Shouty(Grader):
@@ -44,6 +52,23 @@ class Misnamed(Shouty):
 
 def not_a_class(ctx):
     return 1.0
+
+
+class Echo(Target):
+    type: Literal["echo"] = "echo"
+    prefix: str = ""
+
+    async def call(self, request):
+        return TargetOutput(output=self.prefix + request.prompt)
+
+
+def write_ids(out, runs):
+    for run, cases in runs:
+        out.writelines(f"{case.case_id}\\n" for case in cases())
+
+
+def write_boom(out, runs):
+    raise ValueError("no ink")
 """
 
 
@@ -72,8 +97,13 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     root = tmp_path / "site"
     root.mkdir()
     monkeypatch.syspath_prepend(str(root))
-    plugin_entries.cache_clear()
+    _forget_installed()
     yield root
+    _forget_installed()
+
+
+def _forget_installed() -> None:
+    installed_entry_points.cache_clear()
     plugin_entries.cache_clear()
 
 
@@ -206,3 +236,77 @@ def test_a_broken_plugin_stops_the_commands_that_load_it_with_exit_2(tmp_path: P
     assert ran.returncode == 0, ran.stderr
     (result,) = json.loads(ran.stdout)["results"]
     assert (result["verdict"], result["grader_results"][0]["name"]) == ("pass", "shouty")
+
+
+def test_plugin_types_work_in_project_targets_and_composites(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    make_dist(
+        site,
+        "acme",
+        {
+            "assay.graders": {"shouty": "acme_g5:Shouty"},
+            "assay.targets": {"echo": "acme_g5:Echo"},
+            "assay.reporters": {"ids": "acme_g5:write_ids", "boom": "acme_g5:write_boom"},
+            "assay.providers": {"acme-llm": "acme_g5:NotLoaded"},
+        },
+        {"acme_g5.py": GRADERS},
+    )
+    write(tmp_path / "assay.yaml", "targets:\n  loud: {type: echo, prefix: 'HEY '}\n")
+    write(
+        tmp_path / "s.eval.yaml",
+        "name: s\ntarget: loud\ntests:\n"
+        "  - {id: a, input: YOU, assertions: [{type: composite, assertions: [{type: shouty}]}]}\n"
+        "  - {id: b, input: you, assertions: [{type: shouty}]}\n",
+    )
+    ran = assay(
+        "run", "s.eval.yaml", "--json", "--report", "ids:ids.txt", cwd=tmp_path, env=_env(site)
+    )
+    assert ran.returncode == 1, ran.stderr  # `b` is not all caps
+    results = {r["case_id"]: r for r in json.loads(ran.stdout)["results"]}
+    assert results["a"]["output"] == "HEY YOU"
+    assert (results["a"]["verdict"], results["b"]["verdict"]) == ("pass", "fail")
+    (member,) = results["a"]["grader_results"][0]["children"]
+    assert (member["name"], member["score"]) == ("shouty", 1.0)
+    assert (tmp_path / "ids.txt").read_text() == "a\nb\n"
+
+    # A report format that raises: the run is stored, the report's error names the plugin.
+    boom = assay("run", "s.eval.yaml", "--report", "boom:boom.txt", cwd=tmp_path, env=_env(site))
+    assert boom.returncode == 2
+    where = _where("boom", "acme_g5:write_boom", "assay.reporters")
+    assert (
+        f"error: could not write the boom report to boom.txt: {where}: writing the boom report "
+        "failed (ValueError: no ink). The runs are stored; write it again with `assay report "
+    ) in boom.stderr
+    assert not (tmp_path / "boom.txt").exists()
+    again = assay("report", "latest", "-f", "boom", cwd=tmp_path, env=_env(site))
+    assert (again.returncode, "Traceback" in again.stderr) == (2, False)
+    assert again.stderr.startswith(f"error: {where}: writing the boom report failed")
+
+    listed = assay("plugins", cwd=tmp_path, env=_env(site))
+    assert (listed.returncode, listed.stderr) == (0, "")
+    assert listed.stdout.splitlines()[1:] == [
+        "grader    shouty    acme     1.0      acme_g5:Shouty      ok",
+        "target    echo      acme     1.0      acme_g5:Echo        ok",
+        "provider  acme-llm  acme     1.0      acme_g5:NotLoaded   unchecked",
+        "reporter  boom      acme     1.0      acme_g5:write_boom  ok",
+        "reporter  ids       acme     1.0      acme_g5:write_ids   ok",
+    ]
+
+
+def test_a_broken_report_plugin_leaves_the_built_in_formats_alone(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    make_dist(site, "acme", {"assay.reporters": {"csv": "acme_r6:gone"}}, {"acme_r6.py": ""})
+    write(
+        tmp_path / "s.eval.yaml",
+        "name: s\ntarget: {type: fake, default: x}\n"
+        "tests:\n  - {id: a, input: q, assertions: [{type: equals, value: x}]}\n",
+    )
+    ran = assay("run", "s.eval.yaml", "--report", "md:r.md", cwd=tmp_path, env=_env(site))
+    assert ran.returncode == 0, ran.stderr
+    asked = assay("run", "s.eval.yaml", "--report", "csv:r.csv", cwd=tmp_path, env=_env(site))
+    assert asked.returncode == 2
+    assert asked.stderr == (
+        f"error: {_where('csv', 'acme_r6:gone', 'assay.reporters')}: cannot be loaded "
+        "(AttributeError: module 'acme_r6' has no attribute 'gone'). Fix or uninstall the "
+        "package (pip uninstall acme)\n"
+    )

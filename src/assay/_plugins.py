@@ -37,6 +37,7 @@ __all__ = [
     "check_type_name",
     "checked_plugins",
     "described",
+    "installed_entry_points",
     "load_plugins",
     "plugin_entries",
     "problem_with_model_class",
@@ -80,11 +81,19 @@ class PluginEntry:
 
 
 @functools.cache
+def installed_entry_points() -> dict[str, tuple[importlib.metadata.EntryPoint, ...]]:
+    """The installed entry points of assay's groups, by group, read once per process
+    (installed packages do not change under a running process): one scan of the installed
+    distributions, ~2-6 ms, where each group read on its own would scan them again."""
+    points = importlib.metadata.entry_points()
+    return {group: tuple(points.select(group=group)) for group in GROUPS.values()}
+
+
+@functools.cache
 def plugin_entries(kind: PluginKind) -> tuple[PluginEntry, ...]:
-    """The installed entry points of `kind`, sorted by name then package (read once per
-    process: installed packages do not change under a running process)."""
+    """The installed entry points of `kind`, sorted by name then package."""
     found = []
-    for point in importlib.metadata.entry_points(group=GROUPS[kind]):
+    for point in installed_entry_points()[GROUPS[kind]]:
         dist = point.dist
         package = dist.name if dist is not None else "(unknown package)"
         version = dist.version if dist is not None else "?"

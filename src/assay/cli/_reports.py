@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from assay.errors import UsageError
+from assay.errors import PluginError, UsageError
 
 if TYPE_CHECKING:
     from assay.results import CaseResult, RunResult
@@ -57,8 +57,10 @@ def check_format(name: str, where: str) -> str:
         PluginError: a reporter plugin cannot be loaded.
     """
     from assay._strict_model import suggest
-    from assay.report import report_formats
+    from assay.report import BUILTIN_FORMATS, report_formats
 
+    if name in BUILTIN_FORMATS:
+        return name  # no plugin is loaded for a built-in format
     formats = report_formats()
     if name not in formats:
         hint, choices = suggest(name, set(formats)), ", ".join(formats)
@@ -117,18 +119,16 @@ def write_report(out: TextIO, fmt: str, runs: Sequence[RunResult], store: Store)
     from assay.report import (
         BUILTIN_FORMATS,
         markdown_chunks,
-        plugin_reporters,
         render_json,
         render_json_many,
         write_html,
         write_junit,
+        write_plugin_report,
     )
 
     if fmt not in BUILTIN_FORMATS:
-        write_plugin = plugin_reporters()[fmt]
-        write_plugin(
-            out, [(run, functools.partial(store.iter_case_results, run.id)) for run in runs]
-        )
+        sources = [(run, functools.partial(store.iter_case_results, run.id)) for run in runs]
+        write_plugin_report(fmt, out, sources)
     elif fmt == "md":
         for run in runs:
             with _not_passed(store, run.id) as cases:
@@ -194,11 +194,12 @@ def write_reports(
     for request in requests:
         try:
             write_report_file(request.path, request.format, runs, store)
-        except OSError as exc:
+        except (OSError, PluginError) as exc:
             ok = False
+            reason = os_reason(exc) if isinstance(exc, OSError) else str(exc)
             click.echo(
                 f"error: could not write the {request.format} report to {request.path}: "
-                f"{os_reason(exc)}. The runs are stored; write it again with "
+                f"{reason}. The runs are stored; write it again with "
                 f"`{_again(request.format, runs, request.path)}`",
                 err=True,
             )

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         Reporter,
         plugin_reporters,
         report_formats,
+        write_plugin_report,
     )
     from assay.report.comparison import LISTED_PER_STATUS, render_comparison
     from assay.report.comparison_markdown import comparison_markdown
@@ -43,6 +44,7 @@ _MODULES = {
         "Reporter",
         "plugin_reporters",
         "report_formats",
+        "write_plugin_report",
     ],
     "assay.report.comparison": ["LISTED_PER_STATUS", "render_comparison"],
     "assay.report.comparison_markdown": ["comparison_markdown"],
@@ -85,6 +87,7 @@ __all__ = [
     "report_formats",
     "write_html",
     "write_junit",
+    "write_plugin_report",
 ]
 
 __getattr__ = lazy_getattr(__name__, _MODULES, globals())

@@ -18,7 +18,8 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from assay._plugins import PluginEntry, PluginSpec, described, load_plugins
+from assay._plugins import PluginEntry, PluginSpec, described, load_plugins, plugin_entries
+from assay.errors import PluginError
 from assay.report.junit import CaseSource
 from assay.results import RunResult
 
@@ -28,6 +29,7 @@ __all__ = [
     "Reporter",
     "plugin_reporters",
     "report_formats",
+    "write_plugin_report",
 ]
 
 Reporter = Callable[[TextIO, Sequence[tuple[RunResult, CaseSource]]], None]
@@ -72,3 +74,22 @@ def report_formats() -> tuple[str, ...]:
         PluginError: see `plugin_reporters`.
     """
     return (*BUILTIN_FORMATS, *plugin_reporters())
+
+
+def write_plugin_report(
+    fmt: str, out: TextIO, runs: Sequence[tuple[RunResult, CaseSource]]
+) -> None:
+    """Write the report of plugin format `fmt`.
+
+    Raises:
+        PluginError: the format's writer raised; the message names its package and entry
+            point (a plugin's bug is not assay's internal error).
+    """
+    write = plugin_reporters()[fmt]
+    try:
+        write(out, runs)
+    except Exception as exc:  # a plugin may raise anything: report it, located
+        entry = next(e for e in plugin_entries("reporter") if e.name == fmt)
+        raise PluginError(
+            f"{entry.where}: writing the {fmt} report failed ({type(exc).__name__}: {exc})"
+        ) from exc
