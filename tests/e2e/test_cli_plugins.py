@@ -110,7 +110,7 @@ def test_assay_plugins_lists_the_installed_package(venv: Venv) -> None:
     )
     as_json = venv.assay("plugins", "--json")
     assert as_json.returncode == 0, as_json.stderr
-    common = {"package": "acme-assay", "version": "1.0.0", "error": None}
+    common = {"package": "acme-assay", "version": "1.0.0", "checked": True, "error": None}
     assert json.loads(as_json.stdout) == [
         {"kind": "grader", "name": "acme-word-limit", "object": "acme_assay:WordLimit"}
         | {"group": "assay.graders", **common},
