@@ -73,7 +73,13 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     package = root / "acme-assay"
     for name in ("pyproject.toml", "src/acme_assay/__init__.py"):
         write(package / name, files[name])
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True)
+    made = subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(root / "venv")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
     python = root / "venv" / "bin" / "python"
     site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
