@@ -29,7 +29,8 @@ from assay.targets import TARGET_PLUGINS
 from tests.conftest import write
 from tests.e2e._cli import assay, assay_env
 
-GRADERS = """from typing import Literal
+GRADERS = """from collections.abc import Callable
+from typing import Literal
 from assay.graders import Grader, Measurement
 from assay.results import TargetOutput
 from assay.targets import Target
@@ -69,6 +70,16 @@ def write_ids(out, runs):
 
 def write_boom(out, runs):
     raise ValueError("no ink")
+
+
+class Later(Shouty):
+    type: Literal["later"] = "later"
+    thing: "Missing"
+
+
+class Hooked(Shouty):
+    type: Literal["hooked"] = "hooked"
+    hook: Callable[[str], str]
 """
 
 
@@ -132,6 +143,7 @@ def test_every_kind_of_broken_grader_plugin_is_a_located_error(site: Path) -> No
         "contains": "acme_g2:Shouty",
         "function": "acme_g2:not_a_class",
         "gone": "acme_g2:Gone",
+        "later": "acme_g2:Later",
         "missing-module": "acme_nowhere:Shouty",
         "misnamed": "acme_g2:Misnamed",
         "Shouty_Name": "acme_g2:Shouty",
@@ -150,6 +162,9 @@ def test_every_kind_of_broken_grader_plugin_is_a_located_error(site: Path) -> No
         "acme_g2.not_a_class, not a subclass of assay.graders.Grader",
         f"{_where('gone', 'acme_g2:Gone')}: cannot be loaded (AttributeError: module 'acme_g2' "
         "has no attribute 'Gone'). Fix or uninstall the package (pip uninstall acme)",
+        f"{_where('later', 'acme_g2:Later')}: its class Later is not fully defined (an "
+        "annotation names a type that cannot be found); define that type, then call "
+        "Later.model_rebuild()",
         f"{_where('misnamed', 'acme_g2:Misnamed')}: its class Misnamed must declare the type "
         'name of its entry point: type: Literal["misnamed"] = "misnamed"',
         f"{_where('missing-module', 'acme_nowhere:Shouty')}: cannot be loaded "
@@ -309,4 +324,19 @@ def test_a_broken_report_plugin_leaves_the_built_in_formats_alone(tmp_path: Path
         f"error: {_where('csv', 'acme_r6:gone', 'assay.reporters')}: cannot be loaded "
         "(AttributeError: module 'acme_r6' has no attribute 'gone'). Fix or uninstall the "
         "package (pip uninstall acme)\n"
+    )
+
+
+def test_assay_schema_warns_about_a_plugin_type_it_cannot_describe(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    make_dist(
+        site, "acme", {"assay.graders": {"hooked": "acme_g7:Hooked"}}, {"acme_g7.py": GRADERS}
+    )
+    printed = assay("schema", cwd=tmp_path, env=_env(site))
+    assert printed.returncode == 0
+    assert "Hooked" not in printed.stdout  # pydantic leaves the type out of the union
+    assert printed.stderr == (
+        f"warning: {_where('hooked', 'acme_g7:Hooked')}: the schema leaves out its grader type "
+        "'hooked': an option of Hooked has no JSON Schema (Cannot generate a JsonSchema for "
+        "core_schema.CallableSchema)\n"
     )

@@ -208,6 +208,12 @@ def problem_with_model_class(
     if inspect.isabstract(obj):
         missing = ", ".join(sorted(getattr(obj, "__abstractmethods__", ())))
         return f"its class {obj.__qualname__} is abstract (implement {missing})"
+    if not getattr(obj, "__pydantic_complete__", True):
+        return (
+            f"its class {obj.__qualname__} is not fully defined (an annotation names a type "
+            f"that cannot be found); define that type, then call {obj.__qualname__}"
+            ".model_rebuild()"
+        )
     field = getattr(obj, "model_fields", {}).get("type")
     names = typing.get_args(field.annotation) if field is not None else ()
     if names != (entry.name,):

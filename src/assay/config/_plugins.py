@@ -19,11 +19,12 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel
 
+from assay._plugins import plugin_entries
 from assay.errors import PluginError
-from assay.graders import Composite, GraderSpec, grader_spec
-from assay.targets import TargetSpec, target_spec
+from assay.graders import Composite, GraderSpec, grader_spec, plugin_graders
+from assay.targets import TargetSpec, plugin_targets, target_spec
 
-__all__ = ["install_plugin_types", "require_plugins"]
+__all__ = ["install_plugin_types", "plugin_schema_problems", "require_plugins"]
 
 _failure: list[PluginError] = []
 """The error of loading plugins, when it failed (raised again by `require_plugins`)."""
@@ -78,3 +79,27 @@ def require_plugins() -> None:
     """
     if _failure:
         raise _failure[0]
+
+
+def plugin_schema_problems() -> list[str]:
+    """Why plugin types are missing from the suite's JSON Schema: a type with an option that
+    has no JSON Schema (a field typed as a callable) is left out of it by pydantic, silently,
+    so `assay schema` warns about each one.
+
+    Raises:
+        PluginError: a grader or target plugin cannot be loaded.
+    """
+    require_plugins()
+    problems = []
+    for kind, types_ in (("grader", plugin_graders()), ("target", plugin_targets())):
+        for name, cls in types_.items():
+            try:
+                cls.model_json_schema()
+            except Exception as exc:  # pydantic's error for a type without a JSON Schema
+                entry = next(e for e in plugin_entries(kind) if e.name == name)
+                reason = str(exc).splitlines()[0]
+                problems.append(
+                    f"{entry.where}: the schema leaves out its {kind} type '{name}': an option "
+                    f"of {cls.__qualname__} has no JSON Schema ({reason})"
+                )
+    return problems
