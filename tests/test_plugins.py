@@ -340,3 +340,14 @@ def test_assay_schema_warns_about_a_plugin_type_it_cannot_describe(tmp_path: Pat
         "'hooked': an option of Hooked has no JSON Schema (Cannot generate a JsonSchema for "
         "core_schema.CallableSchema)\n"
     )
+
+
+def test_assay_plugins_without_plugins_says_where_they_would_come_from(tmp_path: Path) -> None:
+    listed = assay("plugins", cwd=tmp_path)
+    assert (listed.returncode, listed.stderr) == (0, "")
+    assert listed.stdout == (
+        "no plugins installed (entry point groups assay.graders, assay.targets, "
+        "assay.providers, assay.reporters; see docs/plugins.md)\n"
+    )
+    as_json = assay("plugins", "--json", cwd=tmp_path)
+    assert (as_json.returncode, json.loads(as_json.stdout)) == (0, [])
