@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -351,3 +353,39 @@ def test_assay_plugins_without_plugins_says_where_they_would_come_from(tmp_path:
     )
     as_json = assay("plugins", "--json", cwd=tmp_path)
     assert (as_json.returncode, json.loads(as_json.stdout)) == (0, [])
+
+
+def test_the_python_api_takes_plugin_types_by_name(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    make_dist(
+        site,
+        "acme",
+        {"assay.graders": {"shouty": "acme_g8:Shouty"}, "assay.targets": {"echo": "acme_g8:Echo"}},
+        {"acme_g8.py": GRADERS},
+    )
+    script = (
+        "import assay\n"
+        "cases = [{'id': 'a', 'input': 'YO'}, {'id': 'b', 'input': 'yo'}]\n"
+        "suite = {'name': 's', 'target': {'type': 'echo'}, 'tests': cases}\n"
+        "run = assay.evaluate(suite, graders=[{'type': 'shouty'}],"
+        " config=assay.EvalConfig(store=False))\n"
+        "print(sorted((r.case_id, r.verdict) for r in run.results))\n"
+        "try:\n"
+        "    assay.evaluate(suite, graders=[{'type': 'shoty'}])\n"
+        "except assay.UsageError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(site),
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        "[('a', 'pass'), ('b', 'fail')]\n"
+        "graders[0]: unknown grader type 'shoty'. Did you mean 'shouty'?\n"
+    )
