@@ -4,7 +4,8 @@
 AssayError                    base of everything assay raises on purpose
 ├── UserError                 the user can fix it; CLI exit code 2, no traceback
 │   ├── ConfigError           a suite/config file is wrong: one or more located issues
-│   └── UsageError            a bad command-line or API argument
+│   ├── UsageError            a bad command-line or API argument
+│   └── PluginError           an installed plugin cannot be loaded or clashes with another
 ├── TargetError               the system under test failed for one case (case verdict `error`)
 └── GraderError               a grader could not grade (grader result carries `error`)
 ```
@@ -21,6 +22,7 @@ __all__ = [
     "ConfigError",
     "ConfigIssue",
     "GraderError",
+    "PluginError",
     "TargetError",
     "UsageError",
     "UserError",
@@ -70,6 +72,12 @@ class ConfigError(UserError):
 
 class UsageError(UserError):
     """A bad argument to a command or an API call."""
+
+
+class PluginError(UserError):
+    """An installed plugin (an `assay.*` entry point) cannot be imported, is not what its
+    group needs, or takes a type name that is already taken; the message names the package
+    and the entry point."""
 
 
 class TargetError(AssayError):

@@ -54,6 +54,20 @@ def test_unknown_grader_type_suggests_the_closest(tmp_path: Path) -> None:
     )
 
 
+def test_unknown_inline_target_type_suggests_the_closest(tmp_path: Path) -> None:
+    errors = _errors(
+        tmp_path,
+        "name: demo\ntarget: {type: fak}\ntests:\n"
+        "  - {id: a, input: hi, assertions: [{type: contains, value: hi}]}\n",
+    )
+    # One line at `target` (not `target.str` and `target.tagged-union[...]`, the members of
+    # `str | TargetSpec`, nor the string member's "should be a valid string").
+    assert errors == [
+        "s.eval.yaml:2 target: unknown target type 'fak'. Did you mean 'fake'? Known target "
+        "types: anthropic, command, fake, http, openai, python, replay"
+    ]
+
+
 def test_wrong_type_names_the_field_and_value(tmp_path: Path) -> None:
     errors = _errors(
         tmp_path,

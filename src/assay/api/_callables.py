@@ -17,7 +17,7 @@ from pydantic import Field, PrivateAttr, TypeAdapter, ValidationError
 
 from assay._strict_model import suggest
 from assay.errors import UsageError
-from assay.graders import BUILTIN_GRADERS, Grader, GraderSpec, GradingContext, Measurement
+from assay.graders import Grader, GradingContext, Measurement, grader_spec, grader_types
 from assay.graders.code import call_grader_function, context_mapping, measurement_from_reply
 from assay.results import JSON, TargetOutput
 from assay.targets import Target, TargetRequest
@@ -151,7 +151,7 @@ _SPEC: TypeAdapter[Grader] | None = None
 def _spec_adapter() -> TypeAdapter[Grader]:
     global _SPEC  # noqa: PLW0603 — built once on first use: it compiles every grader's schema
     if _SPEC is None:
-        _SPEC = TypeAdapter(GraderSpec)
+        _SPEC = TypeAdapter(grader_spec())  # plugin types included
     return _SPEC
 
 
@@ -160,6 +160,7 @@ def as_grader(grader: GraderLike, index: int) -> Grader:
 
     Raises:
         UsageError: `grader` is none of those, or the mapping is not a valid grader spec.
+        PluginError: an installed grader plugin cannot be loaded.
     """
     where = f"graders[{index}]"
     if isinstance(grader, Grader):
@@ -170,8 +171,9 @@ def as_grader(grader: GraderLike, index: int) -> Grader:
         if not isinstance(kind, str):
             raise UsageError(f"{where}: a grader mapping needs a `type`, e.g. 'contains'")
         spec["type"] = kind.replace("_", "-")
-        if spec["type"] not in BUILTIN_GRADERS:
-            hint = suggest(spec["type"], set(BUILTIN_GRADERS))
+        known = grader_types()
+        if spec["type"] not in known:
+            hint = suggest(spec["type"], set(known))
             raise UsageError(f"{where}: unknown grader type '{kind}'.{hint}")
         try:
             return _spec_adapter().validate_python(spec)

@@ -12,7 +12,7 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from assay._strict_model import suggest
-from assay.api._callables import GraderLike, TargetLike, as_graders, as_target
+from assay.api._callables import GraderLike, TargetFunction, TargetLike, as_graders, as_target
 from assay.cache import DEFAULT_CACHE_PATH, CacheMode, ResponseCache
 from assay.config import (
     LoadedProject,
@@ -189,43 +189,55 @@ def prepare_resume(
     store: Store,
     run_id: str,
     *,
-    suite: str | Path | LoadedSuite | None = None,
+    suite: SuiteLike | None = None,
     project: LoadedProject | None = None,
     judge_base_url: str | None = None,
     takeover: bool = False,
+    target: Target | TargetFunction | None = None,
+    graders: Sequence[GraderLike] = (),
 ) -> tuple[RunPlan, Resume]:
     """Plan an interrupted run again from the suite on disk, then claim it for this process.
 
     Nothing that runs code comes from the stored run (it may have been imported): the suite
     is `suite`, else the suite file the run names if it lies under the working directory;
-    the project config is `project`, else `assay.yaml` found from the working directory.
-    Both must be what the run started with (`${VAR}` values compared as written). The claim
+    the project config is `project`, else `assay.yaml` found from the working directory;
+    a run `evaluate` was given a target object or function and graders in Python is resumed
+    with the same `target` and `graders` again. All must be what the run started with
+    (`${VAR}` values compared as written; functions by their `module:qualname`). The claim
     is one atomic status change, so two resumes of one run cannot both run it.
 
     Args:
         store: Where the run is.
         run_id: The run's id or a unique prefix.
-        suite: The run's suite (a path or a loaded suite).
+        suite: The run's suite (anything `evaluate` takes).
         project: The project config the run used.
         judge_base_url: The judge endpoint (`--judge-base-url`); must be the run's.
         takeover: Also claim a run still marked running whose process cannot be looked up
             from here (another host, or a run stored without its process); a run whose
             process on this machine is gone is claimed without it.
+        target: The target object or function `evaluate(target=...)` was given.
+        graders: The graders `evaluate(graders=...)` was given, in the same order.
 
     Raises:
         UsageError: the run does not exist, completed already, is running in another process
-            (without `takeover`), or the suite, project config or judge endpoint on disk
-            differ from the run's.
+            (without `takeover`), or the suite, project config, target, graders or judge
+            endpoint differ from the run's.
     """
+    if isinstance(target, str):
+        raise UsageError(
+            "a resume runs the target the run chose; target= takes only the target object or "
+            "function the run was given in Python"
+        )
     run = store.get_run(run_id)
     check_resumable(run, owner=store.run_owner(run.id), takeover=takeover)
     snapshot = store.get_snapshot(run.id)
-    if not isinstance(suite, LoadedSuite):
-        suite = load_suite(suite if suite is not None else stored_suite_file(run.id, snapshot))
+    if suite is None:
+        suite = stored_suite_file(run.id, snapshot)
+    loaded, _ = _prepare(suite, target, graders, EvalConfig())
     plan = plan_for_resume(
         run.id,
         snapshot,
-        suite,
+        loaded,
         project if project is not None else load_project(),
         judge_base_url=judge_base_url,
     )
@@ -240,13 +252,17 @@ async def resume_run(
     store: Store,
     run_id: str,
     *,
-    suite: str | Path | LoadedSuite | None = None,
+    suite: SuiteLike | None = None,
+    target: Target | TargetFunction | None = None,
+    graders: Sequence[GraderLike] = (),
     on_case: CaseCallback | None = None,
     cache: ResponseCache | None = None,
 ) -> RunResult:
     """Complete an interrupted run from its suite on disk (see `prepare_resume`): only its
-    missing cases run, into the same stored run."""
-    plan, resume = prepare_resume(store, run_id, suite=suite)
+    missing cases run, into the same stored run. A run `evaluate` was given a target or
+    graders in Python needs them again: `resume_run(store, run_id, suite=..., graders=[fn])`.
+    """
+    plan, resume = prepare_resume(store, run_id, suite=suite, target=target, graders=graders)
     return await execute(plan, store, on_case=on_case, cache=cache, resume=resume)
 
 
@@ -274,7 +290,7 @@ def _load(suite: SuiteLike, assertions: Sequence[Grader]) -> LoadedSuite:
     if isinstance(suite, dict):
         return parse_suite(_plain(suite), assertions=assertions)
     if isinstance(suite, str | Path):
-        return _load(load_suite(suite), assertions)
+        return load_suite(suite, assertions=assertions)
     if isinstance(suite, Sequence):
         tests = _plain(list(suite))
         return parse_suite({"name": CASES_SUITE_NAME, "tests": tests}, assertions=assertions)

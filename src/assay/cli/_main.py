@@ -41,6 +41,7 @@ _COMMANDS = {
     "report": "assay.cli.report",
     "serve": "assay.cli.serve",
     "import": "assay.cli.import_",
+    "plugins": "assay.cli.plugins",
 }
 
 

@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from assay.errors import UsageError
+from assay.errors import PluginError, UsageError
 
 if TYPE_CHECKING:
     from assay.results import CaseResult, RunResult
     from assay.store import Store
 
 __all__ = [
-    "FORMATS",
     "STEP_SUMMARY_ENV",
     "ReportRequest",
     "append_step_summary",
@@ -37,7 +36,6 @@ __all__ = [
     "write_reports",
 ]
 
-FORMATS = ("md", "junit", "json", "html")
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 """Set by GitHub Actions to a file whose Markdown is shown on the job's summary page."""
 
@@ -51,9 +49,23 @@ class ReportRequest:
 
 
 def check_format(name: str, where: str) -> str:
-    """`name` when it is a report format; a usage error naming the formats otherwise."""
-    if name not in FORMATS:
-        choices = ", ".join(FORMATS)
+    """`name` when it is a report format (built-in or a plugin's); a usage error naming the
+    formats otherwise.
+
+    Raises:
+        UsageError: `name` is no report format.
+        PluginError: a reporter plugin cannot be loaded.
+    """
+    from assay._strict_model import suggest
+    from assay.report import BUILTIN_FORMATS, report_formats
+
+    if name in BUILTIN_FORMATS:
+        return name  # no plugin is loaded for a built-in format
+    formats = report_formats()
+    if name not in formats:
+        hint, choices = suggest(name, set(formats)), ", ".join(formats)
+        if hint:
+            raise UsageError(f"{where}: unknown report format '{name}'.{hint} Use one of {choices}")
         raise UsageError(f"{where}: unknown report format '{name}'; use one of {choices}")
     return name
 
@@ -71,8 +83,10 @@ def parse_reports(values: Sequence[str]) -> list[ReportRequest]:
         name, colon, path = value.partition(":")
         where = f"--report {value}"
         if not colon or not name or not path:
+            from assay.report import report_formats
+
             raise UsageError(
-                f"{where}: give FORMAT:PATH (FORMAT one of {', '.join(FORMATS)}), "
+                f"{where}: give FORMAT:PATH (FORMAT one of {', '.join(report_formats())}), "
                 "e.g. --report junit:reports/assay.xml"
             )
         request = ReportRequest(check_format(name, where), Path(path))
@@ -100,17 +114,22 @@ def _not_passed(store: Store, run_id: str) -> Iterator[Iterator[CaseResult]]:
 
 def write_report(out: TextIO, fmt: str, runs: Sequence[RunResult], store: Store) -> None:
     """Render stored runs in one format: Markdown sections one after another, one JUnit
-    document with a `<testsuite>` each, one HTML page with a section each, or the §8 JSON
-    document (a list for several runs)."""
+    document with a `<testsuite>` each, one HTML page with a section each, the §8 JSON
+    document (a list for several runs), or what a plugin's format writes."""
     from assay.report import (
+        BUILTIN_FORMATS,
         markdown_chunks,
         render_json,
         render_json_many,
         write_html,
         write_junit,
+        write_plugin_report,
     )
 
-    if fmt == "md":
+    if fmt not in BUILTIN_FORMATS:
+        sources = [(run, functools.partial(store.iter_case_results, run.id)) for run in runs]
+        write_plugin_report(fmt, out, sources)
+    elif fmt == "md":
         for run in runs:
             with _not_passed(store, run.id) as cases:
                 out.writelines(markdown_chunks(run, cases))
@@ -175,11 +194,12 @@ def write_reports(
     for request in requests:
         try:
             write_report_file(request.path, request.format, runs, store)
-        except OSError as exc:
+        except (OSError, PluginError) as exc:
             ok = False
+            reason = os_reason(exc) if isinstance(exc, OSError) else str(exc)
             click.echo(
                 f"error: could not write the {request.format} report to {request.path}: "
-                f"{os_reason(exc)}. The runs are stored; write it again with "
+                f"{reason}. The runs are stored; write it again with "
                 f"`{_again(request.format, runs, request.path)}`",
                 err=True,
             )

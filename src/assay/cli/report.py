@@ -23,10 +23,11 @@ __all__ = ["command"]
     "fmt",
     default="md",
     show_default=True,
-    metavar="md|junit|json|html",
+    metavar="md|junit|json|html|PLUGIN",
     help="md: summary and failures for a pull request or job summary; junit: one testcase "
     "per case for CI test reports; json: the run result (SPEC §8) with every Detail; html: "
-    "one self-contained page with a filterable case table (opens offline).",
+    "one self-contained page with a filterable case table (opens offline); or a format an "
+    "installed plugin adds (see `assay plugins`).",
 )
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write here instead of stdout."

@@ -116,8 +116,8 @@ __all__ = ["command"]
     "reports",
     multiple=True,
     metavar="FORMAT:PATH",
-    help="Also write a report of the runs (md, junit, json or html), e.g. junit:assay.xml; "
-    "repeatable.",
+    help="Also write a report of the runs (md, junit, json, html or a plugin's format), e.g. "
+    "junit:assay.xml; repeatable.",
 )
 def command(
     paths: tuple[str, ...],

@@ -14,11 +14,12 @@ from assay.results import JSON
 __all__ = ["issues_from_validation"]
 
 
-def _real_path(loc: tuple[int | str, ...], data: JSON) -> LocPath:
+def _real_path(loc: tuple[int | str, ...], data: JSON, missing: bool = True) -> LocPath:
     """Keep the parts of a pydantic `loc` that exist in the data.
 
     Pydantic adds union member names and discriminator tags to `loc`; those are dropped.
-    The last part is kept even when absent (it names a missing key).
+    The last part of a `missing` error is kept even when absent (it names the missing key);
+    that of another error is a union member's name (`str`, `tagged-union[...]`).
     """
     path: list[str | int] = []
     node = data
@@ -31,7 +32,8 @@ def _real_path(loc: tuple[int | str, ...], data: JSON) -> LocPath:
             path.append(part)
             node = node[part]
         elif (
-            i == len(loc) - 1
+            missing
+            and i == len(loc) - 1
             and isinstance(part, str)
             and isinstance(node, dict)
             and node.get("type") != part  # the union tag of a whole-model error, not a key
@@ -89,7 +91,7 @@ def issues_from_validation(
     """
     grouped: dict[LocPath, list[str]] = {}
     for err in exc.errors(include_url=False):
-        path = (*prefix, *_real_path(tuple(err["loc"]), data))
+        path = (*prefix, *_real_path(tuple(err["loc"]), data, err["type"] == "missing"))
         if err["type"] == "unknown_key":
             path = (*path, str((err.get("ctx") or {})["key"]))
         message = _message(err, path)
@@ -102,6 +104,11 @@ def issues_from_validation(
         grouped[path] = [m for m in grouped[path] if not m.startswith("Input should be a valid")]
         if not grouped[path]:
             del grouped[path]
+    # Likewise `str | TargetSpec` given a mapping of an unknown type: the tag's message is it.
+    for path, messages in grouped.items():
+        told = [m for m in messages if not m.startswith("Input should be a valid")]
+        if told and any(m.startswith("unknown ") for m in told):
+            grouped[path] = told
     issues = []
     for path, messages in grouped.items():
         where = source.locate(path)

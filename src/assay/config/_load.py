@@ -16,6 +16,7 @@ from assay.config._aliases import rewrite_project, rewrite_suite
 from assay.config._datasets import display_path
 from assay.config._errors import issues_from_validation
 from assay.config._expansions import Expansions, recording
+from assay.config._plugins import require_plugins
 from assay.config._project_store import PROJECT_FILE, find_project, resolve_store
 from assay.config._stream import TestsReader, read_dataset
 from assay.config._suite import ProjectConfig, Suite, SuiteTests
@@ -131,7 +132,9 @@ def parse_suite(
 
     Raises:
         ConfigError: every problem found, each with file, line and YAML path.
+        PluginError: an installed grader or target plugin cannot be loaded.
     """
+    require_plugins()
     source = source or SourceMap(default_file="<python>")
     base = base_dir or Path.cwd()
     if not isinstance(data, dict):
@@ -196,8 +199,9 @@ def _raise_invalid(data: dict[str, JSON], source: SourceMap) -> None:
     raise ConfigError([source.issue(("tests",), "`tests` must be a list of tests or a path")])
 
 
-def load_suite(path: str | Path) -> LoadedSuite:
-    """Load one suite file.
+def load_suite(path: str | Path, *, assertions: Sequence[Grader] = ()) -> LoadedSuite:
+    """Load one suite file; `assertions` as in `parse_suite` (a suite whose graders all come
+    from Python is valid with them).
 
     Raises:
         ConfigError: the file is missing, not YAML, or not a valid suite.
@@ -206,7 +210,8 @@ def load_suite(path: str | Path) -> LoadedSuite:
     display = display_path(file)
     with recording() as expansions:
         data, source = load_yaml(file, display=display)
-        loaded = parse_suite(data, source=source, base_dir=file.parent.resolve())
+        base_dir = file.parent.resolve()
+        loaded = parse_suite(data, source=source, base_dir=base_dir, assertions=assertions)
     return dataclasses.replace(loaded, expansions=expansions) if expansions else loaded
 
 
@@ -247,7 +252,9 @@ def load_project(path: Path | None = None) -> LoadedProject:
 
     Raises:
         ConfigError: the file exists but is invalid.
+        PluginError: an installed grader or target plugin cannot be loaded.
     """
+    require_plugins()
     path = path or find_project()
     if path is None:
         return LoadedProject(ProjectConfig(), None)

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
+from assay.config._plugins import require_plugins
 from assay.config._suite import Suite
 from assay.results import JSON
 
@@ -76,7 +77,12 @@ class _DocumentedSchema(GenerateJsonSchema):
 
 
 def suite_json_schema() -> dict[str, JSON]:
-    """The suite JSON Schema (draft 2020-12) as a dict."""
+    """The suite JSON Schema (draft 2020-12) as a dict, plugin types included.
+
+    Raises:
+        PluginError: an installed grader or target plugin cannot be loaded.
+    """
+    require_plugins()
     schema = Suite.model_json_schema(
         by_alias=True, mode="validation", schema_generator=_DocumentedSchema
     )

@@ -19,6 +19,7 @@ from pydantic import (
 
 from assay._strict_model import NO_NUL, Label, StrictModel
 from assay.config._execution import SuiteExecution, TestExecution, Unit, VerdictSettings
+from assay.config._plugins import install_plugin_types
 from assay.config._regression import RegressionConfig
 from assay.graders import GraderSpec, RubricItems
 from assay.graders.trajectory import ExpectedCall
@@ -236,3 +237,6 @@ class ProjectConfig(VerdictSettings):
     """The default LLM judge of every suite of the project."""
     store: str | None = None
     """Where runs are stored: a SQLite path or database URL (default .assay/assay.db)."""
+
+
+install_plugin_types((Turn, TestCase, Suite, ProjectConfig))

@@ -3,7 +3,14 @@
 from assay.graders._base import Grader, GradingContext, Measurement, TestFacts, grade_all
 from assay.graders._details import cap_details, detail, truncate
 from assay.graders._judged import JudgedGrader
-from assay.graders._registry import BUILTIN_GRADERS, GraderSpec
+from assay.graders._registry import (
+    BUILTIN_GRADERS,
+    GRADER_PLUGINS,
+    GraderSpec,
+    grader_spec,
+    grader_types,
+    plugin_graders,
+)
 from assay.graders.agent_judge import AgentJudge
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
@@ -32,6 +39,7 @@ from assay.graders.trajectory import ExpectedCall, ToolTrajectory
 
 __all__ = [
     "BUILTIN_GRADERS",
+    "GRADER_PLUGINS",
     "AgentJudge",
     "CodeGrader",
     "CompiledPattern",
@@ -73,6 +81,9 @@ __all__ = [
     "compile_re2",
     "detail",
     "grade_all",
+    "grader_spec",
+    "grader_types",
     "outcome_results",
+    "plugin_graders",
     "truncate",
 ]

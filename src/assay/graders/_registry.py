@@ -1,15 +1,20 @@
-"""The built-in grader registry and the discriminated union that validates grader specs.
+"""The grader registry (built-ins, then plugins from the `assay.graders` entry points) and the
+discriminated union that validates grader specs.
 
 Grader `type` names are canonical with dashes; the suite loader turns `_` into `-` and maps
 deprecated aliases before validation (assay.config), so the union sees canonical names only.
+`GraderSpec` is the union of the built-ins; `grader_spec` that of every registered type,
+which the suite models switch to when plugins are installed (assay.config).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import functools
+from typing import Annotated, Any, Union
 
 from pydantic import Field
 
+from assay._plugins import PluginEntry, PluginSpec, load_plugins, problem_with_model_class
 from assay.graders._base import Grader
 from assay.graders.agent_judge import AgentJudge
 from assay.graders.code import CodeGrader
@@ -34,7 +39,14 @@ from assay.graders.text import (
 from assay.graders.tone import Tone
 from assay.graders.trajectory import ToolTrajectory
 
-__all__ = ["BUILTIN_GRADERS", "GraderSpec"]
+__all__ = [
+    "BUILTIN_GRADERS",
+    "GRADER_PLUGINS",
+    "GraderSpec",
+    "grader_spec",
+    "grader_types",
+    "plugin_graders",
+]
 
 GraderSpec = Annotated[
     Equals
@@ -101,3 +113,45 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
 """Grader classes by canonical type name."""
 
 Composite.model_rebuild(_types_namespace={"GraderSpec": GraderSpec})
+
+
+def _grader_class(entry: PluginEntry, obj: object) -> str | None:
+    return problem_with_model_class(entry, obj, Grader, "assay.graders.Grader")
+
+
+GRADER_PLUGINS = PluginSpec("grader", BUILTIN_GRADERS, _grader_class)
+"""How grader plugins are taken: names no built-in has, classes `_grader_class` accepts."""
+
+
+@functools.cache
+def plugin_graders() -> dict[str, type[Grader]]:
+    """The grader types installed packages add (entry point group `assay.graders`), by name;
+    loaded once per process.
+
+    Raises:
+        PluginError: a plugin cannot be loaded, is not a grader class, or reuses a name.
+    """
+    return load_plugins(GRADER_PLUGINS)  # type: ignore[return-value]  # checked by _grader_class
+
+
+def grader_types() -> dict[str, type[Grader]]:
+    """Every grader type suites may use, built-ins first, by canonical type name.
+
+    Raises:
+        PluginError: see `plugin_graders`.
+    """
+    return {**BUILTIN_GRADERS, **plugin_graders()}
+
+
+def grader_spec() -> Any:
+    """The discriminated union of every registered grader type: `GraderSpec` itself when no
+    plugin adds one (the suite models keep their schema unchanged).
+
+    Raises:
+        PluginError: see `plugin_graders`.
+    """
+    plugins = plugin_graders()
+    if not plugins:
+        return GraderSpec
+    members = (*BUILTIN_GRADERS.values(), *plugins.values())
+    return Annotated[Union[members], Field(discriminator="type")]  # noqa: UP007  # built at run time

@@ -1,5 +1,6 @@
-"""Renderers of run results: terminal (rich), Markdown, JSON, JUnit XML and HTML. They do no I/O of
-their own: they write to the stream or console they are given.
+"""Renderers of run results: terminal (rich), Markdown, JSON, JUnit XML, HTML and the report
+formats of plugins. They do no I/O of their own: they write to the stream or console they are
+given.
 
 Names are imported on first use (PEP 562): `assay run` prints its summary with the terminal
 renderer alone, and the HTML and JUnit modules (their escaping regexes among them) took ~14 ms
@@ -13,6 +14,14 @@ from typing import TYPE_CHECKING
 from assay._lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from assay.report._registry import (
+        BUILTIN_FORMATS,
+        REPORTER_PLUGINS,
+        Reporter,
+        plugin_reporters,
+        report_formats,
+        write_plugin_report,
+    )
     from assay.report.comparison import LISTED_PER_STATUS, render_comparison
     from assay.report.comparison_markdown import comparison_markdown
     from assay.report.html import write_html
@@ -29,6 +38,14 @@ if TYPE_CHECKING:
     from assay.report.trend import describe_slope, render_trend
 
 _MODULES = {
+    "assay.report._registry": [
+        "BUILTIN_FORMATS",
+        "REPORTER_PLUGINS",
+        "Reporter",
+        "plugin_reporters",
+        "report_formats",
+        "write_plugin_report",
+    ],
     "assay.report.comparison": ["LISTED_PER_STATUS", "render_comparison"],
     "assay.report.comparison_markdown": ["comparison_markdown"],
     "assay.report.html": ["write_html"],
@@ -46,16 +63,20 @@ _MODULES = {
 }
 
 __all__ = [
+    "BUILTIN_FORMATS",
     "CASES_LISTED",
     "CHARACTERS_LISTED",
     "LISTED_PER_STATUS",
     "MARKDOWN_VERDICTS",
+    "REPORTER_PLUGINS",
     "VERDICT_STYLE",
     "CaseSource",
+    "Reporter",
     "comparison_markdown",
     "describe_slope",
     "listed_verdicts",
     "markdown_chunks",
+    "plugin_reporters",
     "render_comparison",
     "render_json",
     "render_json_many",
@@ -63,8 +84,10 @@ __all__ = [
     "render_markdown",
     "render_run",
     "render_trend",
+    "report_formats",
     "write_html",
     "write_junit",
+    "write_plugin_report",
 ]
 
 __getattr__ = lazy_getattr(__name__, _MODULES, globals())

@@ -219,12 +219,31 @@ def _check_unchanged(run_id: str, snapshot: dict[str, JSON], plan: RunPlan) -> N
             now = [part.get("config") if isinstance(part, dict) else None for part in now]
         if stored in now:
             continue
+        hint = _given_in_python(stored, now[0]) if key == "suite" else ""
         raise UsageError(
             f"cannot resume run '{run_id}': {what} ({name}) differs from the one the run "
-            f"started with (at {', '.join(_differences(stored, now[0]))}). A resumed run only "
-            "runs the suite as it is on disk: restore it as it was, or start a new run "
+            f"started with (at {', '.join(_differences(stored, now[0]))}).{hint} A resumed run "
+            "only runs the suite as it is on disk: restore it as it was, or start a new run "
             f"(assay run {plan.loaded.display})"
         )
+
+
+def _given_in_python(stored: JSON, now: JSON) -> str:
+    """A hint when the run had more default graders than the suite file: graders
+    `assay.evaluate(graders=[...])` was given, which only the same Python call can give again."""
+    if not isinstance(stored, dict) or not isinstance(now, dict):
+        return ""
+    had, has = stored.get("assertions") or [], now.get("assertions") or []
+    if not isinstance(had, list) or not isinstance(has, list) or len(had) <= len(has):
+        return ""
+    if had[: len(has)] != has:
+        return ""
+    names = [g.get("function") or g.get("type") for g in had[len(has) :] if isinstance(g, dict)]
+    shown = ", ".join(_shown(str(name)) for name in names)
+    return (
+        f" The run was also given graders in Python ({shown}): resume it from Python with "
+        "the same ones, assay.api.resume_run(store, run_id, suite=..., graders=[...])."
+    )
 
 
 def _parsed(value: JSON) -> JSON:

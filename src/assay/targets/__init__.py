@@ -5,7 +5,14 @@ from __future__ import annotations
 from assay.targets._base import Target, TargetRequest
 from assay.targets._chat import ToolSpec
 from assay.targets._output import parse_target_output, parse_text_output
-from assay.targets._registry import BUILTIN_TARGETS, TargetSpec
+from assay.targets._registry import (
+    BUILTIN_TARGETS,
+    TARGET_PLUGINS,
+    TargetSpec,
+    plugin_targets,
+    target_spec,
+    target_types,
+)
 from assay.targets.anthropic import AnthropicTarget
 from assay.targets.command import CommandTarget
 from assay.targets.fake import FakeTarget
@@ -16,6 +23,7 @@ from assay.targets.replay import ReplayTarget
 
 __all__ = [
     "BUILTIN_TARGETS",
+    "TARGET_PLUGINS",
     "AnthropicTarget",
     "CommandTarget",
     "FakeTarget",
@@ -29,4 +37,7 @@ __all__ = [
     "ToolSpec",
     "parse_target_output",
     "parse_text_output",
+    "plugin_targets",
+    "target_spec",
+    "target_types",
 ]
