@@ -317,12 +317,20 @@ def _say_how_to_resume(
     err: Console, store: Store, run_id: str, cases: int, again: list[str]
 ) -> Iterator[None]:
     """On Ctrl-C, say which run stopped, what it kept and the command that completes it,
-    then exit 130 (SPEC §7)."""
+    then exit 130 (SPEC §7); a store failure's resume command gets the same options."""
     from assay.cli._main import EXIT_INTERRUPTED
     from assay.errors import UserError
+    from assay.store import StoreUnavailableError
 
     try:
         yield
+    except StoreUnavailableError as exc:
+        # The runner names the bare command; the options that find this run belong in it too.
+        bare = f"assay run --resume {run_id}"
+        if not again or bare not in str(exc):
+            raise
+        command = shlex.join(["assay", "run", "--resume", run_id, *again])
+        raise StoreUnavailableError(str(exc).replace(bare, command, 1)) from None
     except KeyboardInterrupt:
         kept = "its finished cases"
         try:
