@@ -14,7 +14,7 @@ import click
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from assay.results import RunResult
+    from assay.results import RunResult, RunSummary
     from assay.runner import RayOptions, RunPlan
     from assay.store import Store
 
@@ -209,10 +209,10 @@ def command(
                 judge_base_url=judge_base_url,
                 takeover=takeover,
             )
-            done = state.run.summary.total
+            done, counts = _stored_counts(state.run.summary)
             with (
                 _say_how_to_resume(err, store, state.run.id, len(plan.cases), again),
-                RunProgress(err, plan.suite_name, len(plan.cases), done) as progress,
+                RunProgress(err, plan.suite_name, len(plan.cases), done, counts) as progress,
                 long_lived_heap(),
             ):
                 run = asyncio.run(
@@ -310,6 +310,17 @@ def _resume_options(
     if ray_workers:
         again += ["--ray-workers", str(ray_workers)]
     return again
+
+
+def _stored_counts(summary: RunSummary) -> tuple[int, dict[str, int]]:
+    """The cases a resumed run had stored, and their verdicts, for its progress line."""
+    counts = {
+        "pass": summary.passed_count,
+        "borderline": summary.borderline_count,
+        "fail": summary.failed_count,
+        "error": summary.error_count,
+    }
+    return summary.total, counts
 
 
 @contextlib.contextmanager
