@@ -6,6 +6,10 @@ import importlib
 
 import pytest
 
+from assay.comparison import compare
+from assay.report.comparison_markdown import comparison_markdown
+from tests.comparison._runs import run, same
+
 
 @pytest.mark.parametrize("module", ["comparison", "comparison_markdown"])
 def test_i21_1_sub_10_ms_latencies_are_not_rounded_to_0_ms(module: str) -> None:
@@ -18,3 +22,16 @@ def test_i21_1_sub_10_ms_latencies_are_not_rounded_to_0_ms(module: str) -> None:
         "1,234 ms",
         "—",
     ]
+
+
+def test_i21_1_the_markdown_comparison_lists_the_latency_note() -> None:
+    base, head = (
+        run("b", *same(4, "pass", 0.9, ms=0.025)),
+        run("h", *same(4, "pass", 0.9, ms=0.036)),
+    )
+    text = comparison_markdown(compare(base, head), base, head)
+    assert "**✅ No regression**" in text
+    assert (
+        "- note: mean case latency rose 44.0% (allowed 20.0%), not flagged: by 0.011 ms, "
+        "under 1 ms\n" in text
+    )

@@ -81,6 +81,8 @@ def _chunks(result: Comparison, base: RunResult, head: RunResult) -> Iterator[st
         yield "".join(f"- {md_text(reason)}\n" for reason in s.reasons) + "\n"
     else:
         yield "**✅ No regression**\n\n"
+    if s.notes:  # exceeded gates not flagged (not significant, a latency rise under 1 ms)
+        yield "".join(f"- note: {md_text(note)}\n" for note in s.notes) + "\n"
     yield from _changed(result)
 
 
