@@ -123,3 +123,20 @@ def test_on_a_terminal_a_live_bar_is_drawn_and_cleared_at_exit(
     # ... then the transient bar erases itself (cursor up, clear line) and nothing else follows.
     assert after.endswith("\x1b[1A\x1b[2K")
     assert "done (" not in after  # no plain lines on a terminal
+
+
+def test_i21_4_a_resumed_run_counts_the_verdicts_it_stored_before(
+    clock: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After `--resume`, the verdicts shown add up to the cases done (they counted only the
+    cases run now: `10/10 done (1 pass 0 borderline 1 fail 0 error)`)."""
+    monkeypatch.setattr(_progress, "PLAIN_EVERY_S", 0)
+    console, buffer = plain_console()
+    stored = {"pass": 6, "borderline": 1, "fail": 0, "error": 1}
+    with RunProgress(console, "support", 10, done=8, counts=stored) as progress:
+        clock.t = 102.0
+        progress.advance(result("pass"))
+        progress.advance(result("fail"))
+    assert buffer.getvalue().splitlines()[-1] == (
+        "support: 10/10 done (7 pass 1 borderline 1 fail 1 error), 1.0 cases/s"
+    )

@@ -383,3 +383,19 @@ def test_i21_3_an_old_error_row_with_a_score_does_not_enter_the_means() -> None:
     )
     assert result.summary.head_avg_score == 0.5
     assert [(c.case_id, c.head_score) for c in result.cases] == [("x", 0.5), ("y", None)]
+
+
+def test_i21_1_a_sub_millisecond_latency_rise_is_noted_not_gated() -> None:
+    """A fast function's 0.025 → 0.036 ms (+44%) is timer noise; 10 → 13 ms still fails."""
+    fast = compare(
+        run("b", *same(4, "pass", 0.9, ms=0.025)), run("h", *same(4, "pass", 0.9, ms=0.036))
+    )
+    assert (fast.summary.regression_detected, fast.summary.reasons) == (False, [])
+    assert fast.summary.gates["latency"] == "ok"
+    assert fast.summary.notes == [
+        "mean case latency rose 44.0% (allowed 20.0%), not flagged: by 0.011 ms, under 1 ms"
+    ]
+    slow = compare(
+        run("b", *same(4, "pass", 0.9, ms=10.0)), run("h", *same(4, "pass", 0.9, ms=13.0))
+    )
+    assert slow.summary.reasons == ["mean case latency rose 30.0% (allowed 20.0%)"]

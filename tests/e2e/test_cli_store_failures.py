@@ -97,6 +97,53 @@ def test_i22_11_a_lock_held_past_the_busy_timeout_ends_the_run_with_the_resume_h
     assert (run.status, run.summary.total) == ("completed", 12)
 
 
+def test_i22_11_the_store_failure_resume_command_carries_db_and_cache_options(
+    tmp_path: Path,
+) -> None:
+    """Pasted as printed, the command finds the run: `--db` (a path with a space) and the
+    cache option are in it, as in the Ctrl-C message."""
+    _suite(tmp_path, 12)
+    db = tmp_path / "my runs" / "r.db"
+    db.parent.mkdir()
+    proc = subprocess.Popen(
+        [ASSAY, "run", "s.eval.yaml", "--db", "my runs/r.db", "--no-cache"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=assay_env(),
+    )
+    deadline = time.monotonic() + 60
+    stored = 0
+    while stored < 2 and time.monotonic() < deadline:
+        if db.exists():
+            with sqlite3.connect(db) as probe:
+                try:
+                    stored = probe.execute("SELECT count(*) FROM case_results").fetchone()[0]
+                except sqlite3.OperationalError:
+                    stored = 0
+        time.sleep(0.05)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert proc.returncode == 2, stderr
+    _assert_one_line_without_sql(stderr)
+    match = re.search(
+        r"complete the run with: assay run --resume (\S+) --db 'my runs/r.db' --no-cache"
+        r"( \(on another host, add --takeover\))?\n$",
+        stderr,
+    )
+    assert match, stderr
+    resumed = assay("run", "--resume", match.group(1), "--db", "my runs/r.db", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    with SQLiteStore(db) as store:
+        assert store.get_run(match.group(1)).summary.total == 12
+
+
 def test_i22_11_a_damaged_database_file_is_one_line_not_an_internal_error(
     tmp_path: Path,
 ) -> None:

@@ -201,3 +201,31 @@ def test_pages_carry_a_strict_content_security_policy(studio: Studio) -> None:
             assert "default-src 'none'" in policy
         assert client.get("/static/..%2F..%2Fpyproject.toml").status_code == 404
         assert client.get("/static/studio.js").status_code == 200
+
+
+def test_i21_8_the_compare_page_shows_the_warnings_compare_prints(
+    studio: Studio, page: Page
+) -> None:
+    """Runs of another suite are compared with a warning, as `assay compare` prints it."""
+    other = RunResult(
+        id="20261123T130000-other1",
+        suite="support-v2",
+        target="fake",
+        status="running",  # compared as it stands, like the run in progress above
+        started_at=now_iso(),
+        config=RunConfigSnapshot(
+            threshold=0.8, borderline=None, metrics_pass_threshold=0.8, cases_pass_threshold=1.0
+        ),
+        summary=RunSummary(),
+    )
+    with open_store(studio.directory / ".assay" / "assay.db") as store:
+        store.create_run(other, {})
+        store.add_case_results(other.id, [_case("refund-window", 1.0)])
+    page.goto(f"{studio.url}/compare?base={studio.base}&head={other.id}")
+    expect(page.locator(".compare-cases")).to_be_visible()
+    warnings = page.locator(".compare-warnings li")
+    expect(warnings.first).to_be_visible()
+    assert (
+        "warning: comparing runs of different suites ('support' and 'support-v2'): only cases "
+        "with the same id are paired"
+    ) in warnings.all_inner_texts()

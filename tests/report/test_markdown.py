@@ -3,15 +3,17 @@ no model output breaks its tables or collapsible sections."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from html.parser import HTMLParser
 
 import pytest
 from markdown_it import MarkdownIt
+from rich.console import Console
 
-from assay.report import MARKDOWN_VERDICTS, markdown_chunks, render_markdown
+from assay.report import MARKDOWN_VERDICTS, markdown_chunks, render_markdown, render_run
 from assay.report._escape import fence, md_code, md_text
-from assay.results import CaseResult, GraderResult
+from assay.results import CaseResult, ErrorInfo, GraderResult
 from tests.report.fixtures import (
     EVIL_OUTPUT,
     assert_snapshot,
@@ -206,3 +208,24 @@ def test_i21_10_fallbacks_are_counted_in_the_header_and_named_per_grader() -> No
         "failed: HTTP 503; 1 claim unsupported |" in text
     )
     assert ", 1 fell back)" in text  # the spend table's judge row
+
+
+def test_i21_10_an_outcomes_fallback_names_its_judge_error_once() -> None:
+    message = "judge m: no valid reply after 3 attempts"
+    outcomes = GraderResult(
+        name="expected_outcomes",
+        type="expected-outcomes",
+        score=None,
+        verdict="error",
+        weight=0.0,
+        error=ErrorInfo(type="JudgeError", message=message),
+        fallback=f"expected outcomes → score: JudgeError: {message}",
+    )
+    case = CaseResult(
+        case_id="o", score=0.4, verdict="fail", threshold=0.8, grader_results=[outcomes]
+    )
+    text = render_markdown(fixed_run(), [case])
+    assert text.count(message) == 1, text
+    console = Console(file=io.StringIO(), width=400, highlight=False, color_system=None)
+    render_run(console, fixed_run(), [case], breakdown=[case])
+    assert console.file.getvalue().count(message) == 1  # type: ignore[attr-defined]

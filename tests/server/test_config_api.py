@@ -65,7 +65,7 @@ def test_a_suggestion_for_a_misspelt_key(client: TestClient) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("studio: [\n", "not valid YAML"),
+        ("studio: [\n", "invalid YAML"),
         ("- a\n", "must be a mapping"),
         ("studio: 3\n", "studio: must be a mapping"),
         ("studio: {threshold: 2}\n", "studio.threshold: Input should be less than or equal to 1"),
@@ -128,3 +128,24 @@ def test_i22_20_a_config_error_names_no_server_path(
         assert error["message"].startswith(".assay/config.yaml")
         assert str(config_path.parent.parent) not in response.text
         assert "/tmp" not in response.text and str(Path.home()) not in response.text
+
+
+def test_i22_7_a_yaml_bomb_in_the_studio_settings_is_refused_with_its_line(
+    client: TestClient, config_path: Path
+) -> None:
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    config_path.parent.mkdir(parents=True)
+    config_path.write_text("\n".join(lines) + "\nstudio: {threshold: 0.5}\n", encoding="utf-8")
+    error = assert_error(client.get("/api/config"), 500, "config_error", "YAML aliases expand")
+    assert error["message"].startswith(".assay/config.yaml:")
+
+
+def test_i21_12_a_studio_settings_syntax_error_has_its_line_and_column(
+    client: TestClient, config_path: Path
+) -> None:
+    config_path.parent.mkdir(parents=True)
+    config_path.write_text("studio:\n  threshold: 0.5\n bad: 1\n", encoding="utf-8")
+    error = assert_error(client.get("/api/config"), 500, "config_error")
+    assert error["message"].startswith(".assay/config.yaml:3:2: invalid YAML: "), error
+    assert "\n" not in error["message"]

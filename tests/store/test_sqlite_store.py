@@ -89,3 +89,21 @@ def test_reads_in_one_transaction_see_one_snapshot(
         assert conn.execute(count).scalar_one() == 0
     with sqlite_store.engine.connect() as conn:
         assert conn.execute(count).scalar_one() == 1
+
+
+def test_i22_11_a_store_locked_at_open_says_who_to_wait_for(tmp_path: Path) -> None:
+    """A lock held at open is not a damaged or read-only file: the message says so."""
+    path = tmp_path / "r.db"
+    SQLiteStore(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(UsageError) as refused:
+            SQLiteStore(path)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    message = str(refused.value)
+    assert "database is locked" in message
+    assert "Another process held its write lock past the 5 s busy timeout" in message
+    assert "SQLite database" not in message

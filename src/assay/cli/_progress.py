@@ -6,6 +6,7 @@ Nothing is ever written to stdout, so `--json` output stays machine-readable.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from types import TracebackType
 
 from rich.console import Console
@@ -30,11 +31,21 @@ PLAIN_EVERY_S = 10.0
 class RunProgress:
     """Counts verdicts as cases finish and shows them; use as a context manager."""
 
-    def __init__(self, console: Console, name: str, total: int, done: int = 0) -> None:
+    def __init__(
+        self,
+        console: Console,
+        name: str,
+        total: int,
+        done: int = 0,
+        counts: Mapping[str, int] | None = None,
+    ) -> None:
+        """`done` and `counts` (verdict → cases) are what a resumed run stored before, so that
+        the verdicts shown add up to the cases done."""
         self.console = console
         self.name = name
         self.total = total
-        self.counts = {"pass": 0, "borderline": 0, "fail": 0, "error": 0}
+        self.counts = {"pass": 0, "borderline": 0, "fail": 0, "error": 0} | dict(counts or {})
+        self._stored = sum(self.counts.values())  # not run by this process: not in the rate
         self.done = done
         self._started = time.monotonic()
         self._last_line = self._started
@@ -81,7 +92,7 @@ class RunProgress:
     def rate(self) -> float:
         """Cases per second so far."""
         elapsed = time.monotonic() - self._started
-        finished = sum(self.counts.values())
+        finished = sum(self.counts.values()) - self._stored
         return finished / elapsed if elapsed > 0 else 0.0
 
     def advance(self, case: CaseResult) -> None:

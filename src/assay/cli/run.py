@@ -14,7 +14,7 @@ import click
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from assay.results import RunResult
+    from assay.results import RunResult, RunSummary
     from assay.runner import RayOptions, RunPlan
     from assay.store import Store
 
@@ -209,10 +209,10 @@ def command(
                 judge_base_url=judge_base_url,
                 takeover=takeover,
             )
-            done = state.run.summary.total
+            done, counts = _stored_counts(state.run.summary)
             with (
                 _say_how_to_resume(err, store, state.run.id, len(plan.cases), again),
-                RunProgress(err, plan.suite_name, len(plan.cases), done) as progress,
+                RunProgress(err, plan.suite_name, len(plan.cases), done, counts) as progress,
                 long_lived_heap(),
             ):
                 run = asyncio.run(
@@ -312,17 +312,36 @@ def _resume_options(
     return again
 
 
+def _stored_counts(summary: RunSummary) -> tuple[int, dict[str, int]]:
+    """The cases a resumed run had stored, and their verdicts, for its progress line."""
+    counts = {
+        "pass": summary.passed_count,
+        "borderline": summary.borderline_count,
+        "fail": summary.failed_count,
+        "error": summary.error_count,
+    }
+    return summary.total, counts
+
+
 @contextlib.contextmanager
 def _say_how_to_resume(
     err: Console, store: Store, run_id: str, cases: int, again: list[str]
 ) -> Iterator[None]:
     """On Ctrl-C, say which run stopped, what it kept and the command that completes it,
-    then exit 130 (SPEC §7)."""
+    then exit 130 (SPEC §7); a store failure's resume command gets the same options."""
     from assay.cli._main import EXIT_INTERRUPTED
     from assay.errors import UserError
+    from assay.store import StoreUnavailableError
 
     try:
         yield
+    except StoreUnavailableError as exc:
+        # The runner names the bare command; the options that find this run belong in it too.
+        bare = f"assay run --resume {run_id}"
+        if not again or bare not in str(exc):
+            raise
+        command = shlex.join(["assay", "run", "--resume", run_id, *again])
+        raise StoreUnavailableError(str(exc).replace(bare, command, 1)) from None
     except KeyboardInterrupt:
         kept = "its finished cases"
         try:

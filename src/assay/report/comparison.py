@@ -45,7 +45,13 @@ def _score(value: float | None) -> str:
 
 
 def _ms(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.0f} ms"
+    """A latency with the digits that tell it apart: a fast function's 0.3 ms is not "0 ms"
+    (two such runs would show "0 ms → 0 ms, -37%")."""
+    if value is None:
+        return "—"
+    if value >= 10:
+        return f"{value:,.0f} ms"
+    return f"{value:.1f} ms" if value >= 1 else f"{value:.3f} ms"
 
 
 def render_comparison(

@@ -38,7 +38,13 @@ def _points(value: float | None) -> str:
 
 
 def _ms(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.0f} ms"
+    """A latency with the digits that tell it apart: a fast function's 0.3 ms is not "0 ms"
+    (two such runs would show "0 ms → 0 ms, -37%")."""
+    if value is None:
+        return "—"
+    if value >= 10:
+        return f"{value:,.0f} ms"
+    return f"{value:.1f} ms" if value >= 1 else f"{value:.3f} ms"
 
 
 def comparison_markdown(result: Comparison, base: RunResult, head: RunResult) -> str:
@@ -75,6 +81,8 @@ def _chunks(result: Comparison, base: RunResult, head: RunResult) -> Iterator[st
         yield "".join(f"- {md_text(reason)}\n" for reason in s.reasons) + "\n"
     else:
         yield "**✅ No regression**\n\n"
+    if s.notes:  # exceeded gates not flagged (not significant, a latency rise under 1 ms)
+        yield "".join(f"- note: {md_text(note)}\n" for note in s.notes) + "\n"
     yield from _changed(result)
 
 

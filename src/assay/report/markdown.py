@@ -234,7 +234,9 @@ def _json(value: object) -> str:
 def _grader_note(result: GraderResult) -> str:
     notes = [f"fell back: {result.fallback}"] if result.fallback is not None else []
     if result.error is not None:
-        notes.append(f"{result.error.type}: {result.error.message}")
+        error = f"{result.error.type}: {result.error.message}"
+        if not (result.fallback or "").endswith(error):  # outcomes → score already ends with it
+            notes.append(error)
     else:
         notes.extend(result.misses)
     return "; ".join(notes)

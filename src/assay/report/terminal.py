@@ -152,8 +152,9 @@ def _grader_rows(
     composite's members follow it, indented."""
     for result in results:
         misses = list(result.misses)
-        if result.error is not None:
-            misses.insert(0, f"{result.error.type}: {result.error.message}")
+        error = None if result.error is None else f"{result.error.type}: {result.error.message}"
+        if error is not None and not (result.fallback or "").endswith(error):
+            misses.insert(0, error)  # an expected outcomes fallback already ends with it
         if result.fallback is not None:
             misses.insert(0, f"fell back: {result.fallback}")
         cells: list[Text | str] = [

@@ -65,7 +65,7 @@ class PostgresStore(SQLStore):
             location=StoreLocation(url.render_as_string(hide_password=False), "the store location"),
         )
 
-    def _hint(self) -> str:
+    def _hint(self, reason: str) -> str:
         return (
             "Check that the server is running, the database exists, and the user may "
             "create tables in it."

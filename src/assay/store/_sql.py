@@ -137,7 +137,7 @@ class SQLStore:
         except DBAPIError as exc:
             self._engine.dispose()
             raise UsageError(
-                f"cannot open the run store {where}: {exc.orig}. {self._hint()}"
+                f"cannot open the run store {where}: {exc.orig}. {self._hint(str(exc.orig))}"
             ) from exc
         except BaseException:
             self._engine.dispose()
@@ -149,8 +149,8 @@ class SQLStore:
         None for a store opened on an engine alone, which another process cannot reopen."""
         return StoreWriter(self._location) if self._location is not None else None
 
-    def _hint(self) -> str:
-        """What to check when the database cannot be opened."""
+    def _hint(self, reason: str) -> str:
+        """What to check when the database cannot be opened for `reason` (the driver's)."""
         return "Check that the database exists and is reachable."
 
     @property

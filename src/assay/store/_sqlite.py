@@ -88,7 +88,12 @@ class SQLiteStore(SQLStore):
             location=StoreLocation(self._path, "the store location"),
         )
 
-    def _hint(self) -> str:
+    def _hint(self, reason: str) -> str:
+        if "locked" in reason:  # the file is fine: a writable database someone else holds
+            return (
+                "Another process held its write lock past the 5 s busy timeout (another assay "
+                "run, a sqlite3 shell inside a transaction): wait for it to finish, or end it."
+            )
         return "Check that the path is a writable file and a SQLite database."
 
     @property

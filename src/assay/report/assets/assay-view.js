@@ -53,6 +53,8 @@
   function pct(value) { return value.toFixed(1) + "%"; }
   function duration(ms) {
     if (ms === null || ms === undefined) return "—";
+    if (ms < 1) return ms.toFixed(3) + " ms";  /* a fast function's 0.3 ms is not "0 ms" */
+    if (ms < 10) return ms.toFixed(1) + " ms";
     if (ms < 1000) return Math.round(ms) + " ms";
     var s = ms / 1000;
     if (s < 60) return s.toFixed(s < 10 ? 2 : 1) + " s";

@@ -346,6 +346,12 @@
             /* slower is worse: a rise shows as a loss */
             el("td", { class: "num " + deltaClass(-(s.latency_increase_pct || 0)),
                        text: s.latency_increase_pct === null || s.latency_increase_pct === undefined ? "—" : signed(s.latency_increase_pct, 1, "%") }))));
+    /* what `assay compare` prints as warning: / note: lines (other suites, cached shares,
+       an exceeded gate not flagged) */
+    var warnings = (doc.warnings || []).length
+      ? el("ul", { class: "compare-warnings" }, doc.warnings.map(function (w) { return el("li", { text: "warning: " + w }); })) : null;
+    var notes = (s.notes || []).length
+      ? el("ul", { class: "compare-notes muted" }, s.notes.map(function (n) { return el("li", { text: "note: " + n }); })) : null;
     var stats = doc.statistics || {};
     var ci = stats.mean_delta_ci95;
     var verdict = el("p", null, el("span", { class: "badge " + (s.regression_detected ? "status-failed" : "status-passed"),
@@ -359,7 +365,7 @@
       (stats.mcnemar_p === null || stats.mcnemar_p === undefined ? "—" : stats.mcnemar_p.toPrecision(3)));
     var thresholds = el("p", { class: "muted", text: "thresholds: " + Object.keys(doc.thresholds).map(function (k) {
       return k + " " + doc.thresholds[k]; }).join(", ") });
-    return [el("h2", null, runLink(doc.base), " → ", runLink(doc.head)), verdict, reasons, table, statistics, thresholds,
+    return [el("h2", null, runLink(doc.base), " → ", runLink(doc.head)), verdict, reasons, warnings, notes, table, statistics, thresholds,
             el("h3", { text: "Cases" }), compareCases(doc)];
   }
 
