@@ -272,6 +272,30 @@ def test_i22_15_an_upload_with_an_impossible_value_is_refused_with_its_path(
     assert client.get("/api/runs/20260101T000000-base01").status_code == 404
 
 
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        (("results", 0, "case_id"), "results[0].case_id: 'refund/window\\x00' holds a NUL"),
+        (("results", 0, "tags", 0), "results[0].tags[0]: 'billing\\x00' holds a NUL"),
+        (("results", 0, "grader_results", 0, "name"), "results[0].grader_results[0].name"),
+        (("run", "suite"), "run.suite: 'support\\x00' holds a NUL character"),
+    ],
+)
+def test_i22_9_an_upload_with_a_nul_in_a_name_is_refused_as_a_suite_file_would_be(
+    client: TestClient, store: SQLiteStore, where: tuple[str | int, ...], message: str
+) -> None:
+    document = _document(store, "20260101T000000-base01")
+    target = document
+    for part in where[:-1]:
+        target = target[part]
+    target[where[-1]] += "\x00"
+    response = client.post(
+        "/api/runs", content=json.dumps(document), headers={"content-type": "application/json"}
+    )
+    assert_error(response, 422, "validation_error", message)
+    assert client.get("/api/runs/20260101T000000-base01").status_code == 404
+
+
 def test_i22_15_the_uploaded_summary_is_counted_again(
     client: TestClient, store: SQLiteStore
 ) -> None:

@@ -48,9 +48,13 @@ def check_case(case: CaseResult, index: int, where: str) -> CaseResult:
     dropped, as SPEC §8 has it (exports written before that rule kept one).
 
     Raises:
-        InvalidExportError: A score, threshold, duration or cost is impossible.
+        InvalidExportError: A score, threshold, duration or cost is impossible, or an id,
+            name or tag holds a NUL character.
     """
     loc: _Loc = ("results", index)
+    _name(case.case_id, (*loc, "case_id"), where)
+    for position, tag in enumerate(case.tags):
+        _name(tag, (*loc, "tags", position), where)
     if case.verdict != "error" and case.score is None:
         raise InvalidExportError(
             where,
@@ -85,6 +89,8 @@ def check_run(run: RunResult, where: str) -> tuple[RunResult, SummaryBuilder]:
         InvalidExportError: A threshold of the run's config, its duration or cost is
             impossible.
     """
+    for field in ("id", "suite", "target"):
+        _name(getattr(run, field), ("run", field), where)
     config = run.config
     for name in ("threshold", "borderline", "metrics_pass_threshold", "cases_pass_threshold"):
         _fraction(getattr(config, name), ("run", "config", name), where)
@@ -98,6 +104,7 @@ def check_run(run: RunResult, where: str) -> tuple[RunResult, SummaryBuilder]:
 def _graders(results: Sequence[GraderResult], loc: _Loc, where: str) -> None:
     for index, result in enumerate(results):
         here = (*loc, index)
+        _name(result.name, (*here, "name"), where)
         _fraction(result.score, (*here, "score"), where)
         _fraction(result.min_score, (*here, "min_score"), where)
         _amount(result.weight, (*here, "weight"), where)
@@ -127,6 +134,13 @@ def _samples(samples: Sequence[SampleResult], loc: _Loc, where: str) -> None:
 def _scores(values: Sequence[float | None], loc: _Loc, where: str) -> None:
     for index, value in enumerate(values):
         _fraction(value, (*loc, index), where)
+
+
+def _name(value: str, loc: _Loc, where: str) -> None:
+    """An id, name or tag: no NUL character, as a suite file may not have one (PostgreSQL
+    cannot store it, and the store keeps names as they are)."""
+    if "\x00" in value:
+        raise InvalidExportError(where, loc, f"{value!r} holds a NUL character")
 
 
 def _fraction(value: float | None, loc: _Loc, where: str) -> None:
