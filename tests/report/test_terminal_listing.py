@@ -91,3 +91,12 @@ def test_i21_10_the_result_line_says_errors_left_the_results_incomplete() -> Non
     text = console.export_text()
     assert "  result  FAILED  3 errors: results incomplete\n" in text
     assert "  judge   ! 1 judged check fell back" in text
+
+
+def test_one_error_is_counted_in_the_singular() -> None:
+    console = Console(record=True, width=120, color_system=None)
+    summary = RunSummary(total=3, passed_count=2, error_count=1, passed_pct=66.7, error_pct=33.3)
+    render_run(console, _run(summary), ())
+    text = console.export_text()
+    assert "  1 error (33%)\n" in text
+    assert "  result  FAILED  1 error: results incomplete\n" in text

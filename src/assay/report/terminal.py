@@ -299,7 +299,7 @@ def render_run(
         (s.passed_count, "passed", s.passed_pct, "pass"),
         (s.borderline_count, "borderline", s.borderline_pct, "borderline"),
         (s.failed_count, "failed", s.failed_pct, "fail"),
-        (s.error_count, "errors", s.error_pct, "error"),
+        (s.error_count, "error" if s.error_count == 1 else "errors", s.error_pct, "error"),
     )
     parts = [Text(f"{n} {label} ({pct:.0f}%)", style=VERDICT_STYLE[v]) for n, label, pct, v in rows]
     console.print(Text(f"{run.suite} → {run.target}: {s.total} cases", style="bold"))
