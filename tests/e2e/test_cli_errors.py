@@ -198,8 +198,8 @@ def test_i21_5_a_missing_api_key_warns_in_validate_and_stops_run(tmp_path: Path)
     env.pop("OPENAI_API_KEY", None)
     env.pop("ASSAY_JUDGE_MODEL", None)
     messages = (
-        "s.eval.yaml: the judge gpt-4.1-mini reads its API key from OPENAI_API_KEY, which is "
-        "not set; export it, or name another variable in the judge's `api_key_env`",
+        "s.eval.yaml:2 judge: the judge gpt-4.1-mini reads its API key from OPENAI_API_KEY, "
+        "which is not set; export it, or name another variable in the judge's `api_key_env`",
         "s.eval.yaml:3 target: openai target: environment variable ASSAY_TEST_NO_SUCH_KEY is "
         "not set. Export it with your API key, name another variable in `api_key_env`, or set "
         "`api_key_env: null` for a local server that needs no key",
@@ -209,6 +209,28 @@ def test_i21_5_a_missing_api_key_warns_in_validate_and_stops_run(tmp_path: Path)
     assert checked.stderr == "".join(f"warning: {m}\n" for m in messages)
     ran = assay("run", "s.eval.yaml", cwd=tmp_path, env=env)
     assert (ran.returncode, ran.stderr) == (2, "error: " + "\n".join(messages) + "\n")
+
+
+def test_i21_5_a_missing_judge_key_is_located_where_the_variable_is_named(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path / "assay.yaml", "judge:\n  model: gpt-4o\n  api_key_env: NO_SUCH_JUDGE_KEY\n")
+    write(
+        tmp_path / "s.eval.yaml",
+        "name: demo\ntarget: {type: fake, default: hi}\n"
+        "tests:\n  - {id: a, input: hi, expected_outcomes: [Says hi]}\n",
+    )
+    message = (
+        "assay.yaml:3 judge.api_key_env: the judge gpt-4o reads its API key from "
+        "NO_SUCH_JUDGE_KEY, which is not set; export it, or name another variable in the "
+        "judge's `api_key_env`"
+    )
+    env = assay_env()
+    env.pop("ASSAY_JUDGE_MODEL", None)
+    checked = assay("validate", "s.eval.yaml", cwd=tmp_path, env=env)
+    assert (checked.returncode, checked.stderr) == (0, f"warning: {message}\n")
+    ran = assay("run", "s.eval.yaml", cwd=tmp_path, env=env)
+    assert (ran.returncode, ran.stderr) == (2, f"error: {message}\n")
 
 
 def test_validate_reports_ok_and_warnings(tmp_path: Path) -> None:

@@ -406,8 +406,9 @@ def test_a_default_judge_without_its_api_key_stops_the_run_before_any_case(
     with pytest.raises(UsageError) as info:
         evaluate(path, config=EvalConfig(store=False, cache_mode="off"))
     assert str(info.value) == (
-        "judged.eval.yaml: the judge gpt-4.1-mini reads its API key from OPENAI_API_KEY, which "
-        "is not set; export it, or name another variable in the judge's `api_key_env`"
+        "judged.eval.yaml:12 judge: the judge gpt-4.1-mini reads its API key from "
+        "OPENAI_API_KEY, which is not set; export it, or name another variable in the judge's "
+        "`api_key_env`"
     )
 
 

@@ -66,9 +66,10 @@ class LoadedSuite:
     expansions: Expansions = field(default_factory=Expansions)
     """The `${VAR}` values loading put into the suite (its file and dataset files): run
     snapshots store the suite with them as written (`Expansions.redact`)."""
-    target_lines: Mapping[str, int] = field(default_factory=dict)
-    """The lines of `target` and of each `targets.<name>`: where a problem found when the run
-    is planned (a python target's missing function) is reported."""
+    key_lines: Mapping[str, int] = field(default_factory=dict)
+    """The lines of `target`, each `targets.<name>`, `judge` and `judge.api_key_env`: where a
+    problem found when the run is planned (a python target's missing function, an unset API
+    key) is reported."""
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,9 @@ class LoadedProject:
     warnings: list[ConfigIssue] = field(default_factory=list)
     expansions: Expansions = field(default_factory=Expansions)
     """The `${VAR}` values loading put into the config (see `LoadedSuite.expansions`)."""
-    target_lines: Mapping[str, int] = field(default_factory=dict)
-    """The line of each `targets.<name>` (as `LoadedSuite.target_lines`)."""
+    key_lines: Mapping[str, int] = field(default_factory=dict)
+    """The lines of each `targets.<name>`, `judge` and `judge.api_key_env` (as
+    `LoadedSuite.key_lines`)."""
 
     @property
     def display(self) -> str:
@@ -178,14 +180,16 @@ def parse_suite(
         warnings,
         document,
         tuple(needs_judge),
-        target_lines=_target_lines(suite.targets, source, inline=True),
+        key_lines=_key_lines(suite.targets, source, inline=True),
     )
 
 
-def _target_lines(names: Iterable[str], source: SourceMap, *, inline: bool) -> dict[str, int]:
-    """The lines of `target` (with `inline`) and `targets.<name>`, keyed by YAML path."""
+def _key_lines(names: Iterable[str], source: SourceMap, *, inline: bool) -> dict[str, int]:
+    """The lines of `target` (with `inline`), `targets.<name>`, `judge` and
+    `judge.api_key_env`, keyed by YAML path."""
     paths: list[LocPath] = [("target",)] if inline else []
     paths += [("targets", name) for name in names]
+    paths += [("judge",), ("judge", "api_key_env")]
     lines = {format_path(path): source.entries.get(path) for path in paths}
     return {path: where.line for path, where in lines.items() if where and where.line}
 
@@ -276,5 +280,5 @@ def load_project(path: Path | None = None) -> LoadedProject:
         path,
         warnings,
         expansions,
-        target_lines=_target_lines(config.targets, source, inline=False),
+        key_lines=_key_lines(config.targets, source, inline=False),
     )

@@ -207,15 +207,15 @@ def _resolve_target(
             "or pass --target NAME"
         )
     if isinstance(choice, Target):
-        at = (loaded.display, loaded.target_lines.get("target"), "target")
+        at = (loaded.display, loaded.key_lines.get("target"), "target")
         return choice.describe(), choice, loaded.base_dir, at
     if choice in suite.targets:
         path = f"targets.{choice}"
-        at = (loaded.display, loaded.target_lines.get(path), path)
+        at = (loaded.display, loaded.key_lines.get(path), path)
         return choice, suite.targets[choice], loaded.base_dir, at
     if choice in project.config.targets:
         path = f"targets.{choice}"
-        at = (project.display, project.target_lines.get(path), path)
+        at = (project.display, project.key_lines.get(path), path)
         return choice, project.config.targets[choice], project.base_dir, at
     known = sorted({*suite.targets, *project.config.targets})
     hint = f" Known targets: {', '.join(known)}." if known else " Define it under `targets:`."
@@ -356,14 +356,33 @@ def missing_keys(plan: RunPlan) -> list[str]:
         and not os.environ.get(variable)
     ):
         problems.append(
-            f"{plan.loaded.display}: the judge {judge.model} reads its API key from "
-            f"{variable}, which is not set; export it, or name another variable in the "
-            "judge's `api_key_env`"
+            str(
+                ConfigIssue(
+                    *_judge_at(plan),
+                    f"the judge {judge.model} reads its API key from {variable}, which is not "
+                    "set; export it, or name another variable in the judge's `api_key_env`",
+                )
+            )
         )
     target = plan.target.missing_key()
     if target is not None:
         problems.append(str(ConfigIssue(*plan.target_at, target)))
     return problems
+
+
+def _judge_at(plan: RunPlan) -> TargetAt:
+    """Where the default judge's key variable is set (the suite's, then assay.yaml's
+    `judge.api_key_env`), else where the judge is (`judge`); the suite file when neither sets
+    it (the judge comes from flags or the environment)."""
+    files = (
+        (plan.loaded.display, plan.loaded.key_lines),
+        (plan.project.display, plan.project.key_lines),
+    )
+    for path in ("judge.api_key_env", "judge"):
+        for display, lines in files:
+            if path in lines:
+                return (display, lines[path], path)
+    return (plan.loaded.display, None, "")
 
 
 def check_api_keys(plan: RunPlan) -> None:
