@@ -11,6 +11,7 @@ per request building request and response models around that (SPEC §9); one sha
 
 from __future__ import annotations
 
+import contextlib
 import json
 import urllib.parse
 from collections.abc import Mapping, Sequence
@@ -209,10 +210,8 @@ def _server_message(status: int, raw: bytes) -> str:
     """`error.message` of an error body; otherwise the body itself, as the SDK quoted it."""
     text = raw.decode("utf-8", "replace").strip()
     body: object = text
-    try:
+    with contextlib.suppress(ValueError):
         body = json.loads(text)
-    except ValueError:
-        pass
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and isinstance(inner.get("message"), str):
