@@ -37,6 +37,11 @@ __all__ = ["command"]
 )
 @click.option("--concurrency", type=click.IntRange(1, 4096), help="Target calls run at once.")
 @click.option(
+    "--judge-concurrency",
+    type=click.IntRange(1, 4096),
+    help="Judge calls run at once (over the suite's execution.judge_concurrency).",
+)
+@click.option(
     "--target",
     "targets",
     multiple=True,
@@ -124,6 +129,7 @@ def command(
     threshold: float | None,
     borderline: float | Literal["off"] | None,
     concurrency: int | None,
+    judge_concurrency: int | None,
     targets: tuple[str, ...],
     repeat: int | None,
     tags: tuple[str, ...],
@@ -177,6 +183,7 @@ def command(
         threshold=threshold,
         borderline=borderline,
         concurrency=concurrency,
+        judge_concurrency=judge_concurrency,
         repeat=repeat,
         tags=tags,
         exclude_tags=exclude_tags,
