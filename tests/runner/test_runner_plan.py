@@ -522,9 +522,7 @@ def test_no_target_is_a_usage_error() -> None:
 def test_i23_3_judge_concurrency_option_wins_over_the_suite(
     suite_judge_concurrency: int | None, option: int | None, expected: int
 ) -> None:
-    execution = (
-        {"judge_concurrency": suite_judge_concurrency} if suite_judge_concurrency else None
-    )
+    execution = {"judge_concurrency": suite_judge_concurrency} if suite_judge_concurrency else None
     planned = plan(suite(case("a", 1.0), execution=execution), judge_concurrency=option)
     assert planned.judge_concurrency == expected
 

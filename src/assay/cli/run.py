@@ -364,11 +364,18 @@ def _report(
     orders: list[Iterable[str]],
 ) -> None:
     """Print the runs: the §8 JSON document(s), or the terminal summary of each."""
-    from assay.report import listed_verdicts, render_json, render_json_many, render_run
+    from assay.report import json_chunks, json_chunks_many, listed_verdicts, render_run
 
-    if as_json:
-        full = [r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs]
-        click.echo(render_json(full[0]) if len(full) == 1 else render_json_many(full))
+    if as_json:  # streamed from the store: one case result in memory at a time
+        stdout = click.get_text_stream("stdout")
+        if len(runs) == 1:
+            chunks = json_chunks(runs[0], store.iter_case_results(runs[0].id))
+        else:
+            chunks = json_chunks_many((r, store.iter_case_results(r.id)) for r in runs)
+        for chunk in chunks:
+            stdout.write(chunk)
+        stdout.write("\n")
+        stdout.flush()
         return
     for run, order in zip(runs, orders, strict=True):
         listed = listed_verdicts(run.summary)
