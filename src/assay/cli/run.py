@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import shlex
+import sys
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Literal
 
@@ -367,7 +368,7 @@ def _report(
     from assay.report import json_chunks, json_chunks_many, listed_verdicts, render_run
 
     if as_json:  # streamed from the store: one case result in memory at a time
-        stdout = click.get_text_stream("stdout")
+        stdout = sys.stdout
         if len(runs) == 1:
             chunks = json_chunks(runs[0], store.iter_case_results(runs[0].id))
         else:
