@@ -1,7 +1,9 @@
 """What the model SDKs' exceptions say, mapped once to the `ProviderError` tree.
 
 The `openai` and `anthropic` SDKs share these exception shapes (`body`, `message`,
-`response.headers`, chained causes), so one reading serves both SDKs and every caller.
+`response.headers`, chained causes), so one reading serves both SDKs and every caller. The
+aiohttp OpenAI wire (`_openai_http`) reads `Retry-After` and names broken connections with the
+same functions, so its failures read as the SDK path's did.
 """
 
 from __future__ import annotations
