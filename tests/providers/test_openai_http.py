@@ -342,3 +342,20 @@ def test_i23_3_a_reply_without_choices_is_malformed_when_read() -> None:
         openai_wire.read_turn(reply)
     assert (caught.value.kind, caught.value.retryable) == ("MalformedResponse", False)
     assert str(caught.value).startswith("the reply has no choices[0].message: ")
+
+
+def test_i23_3_the_environments_http_proxy_carries_the_requests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket() as probe:  # a port nothing listens on: only the proxy can answer
+        probe.bind(("127.0.0.1", 0))
+        unreachable = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    with FakeOpenAIServer() as proxy:
+        for name in ("HTTP_PROXY", "http_proxy"):
+            monkeypatch.setenv(name, proxy.url)
+        reply = complete(config(unreachable))
+        (seen,) = proxy.seen
+    assert openai_wire.read_turn(reply).text == "hi"
+    assert seen.path == "/v1/chat/completions"
