@@ -359,3 +359,11 @@ def test_i23_3_the_environments_http_proxy_carries_the_requests(
         (seen,) = proxy.seen
     assert openai_wire.read_turn(reply).text == "hi"
     assert seen.path == "/v1/chat/completions"
+
+
+def test_i23_3_a_long_non_json_error_body_is_quoted_in_part() -> None:
+    page = b"<html>" + b"x" * 5000 + b"</html>"
+    with raw_server(http("503 Service Unavailable", page)) as url:
+        error = failure(config(url))
+    assert (error.kind, error.retryable) == ("InternalServerError", True)
+    assert str(error) == "HTTP 503: Error code: 503 - <html>" + "x" * 194

@@ -207,7 +207,8 @@ class OpenAICompatibleProvider(Provider):
 
 
 def _server_message(status: int, raw: bytes) -> str:
-    """`error.message` of an error body; otherwise the body itself, as the SDK quoted it."""
+    """`error.message` of an error body; otherwise the body itself (its first 200 characters:
+    an HTML error page from a proxy can be long), as the SDK quoted a JSON one."""
     text = raw.decode("utf-8", "replace").strip()
     body: object = text
     with contextlib.suppress(ValueError):
@@ -217,4 +218,4 @@ def _server_message(status: int, raw: bytes) -> str:
         if isinstance(inner, dict) and isinstance(inner.get("message"), str):
             return str(inner["message"])
         body = inner
-    return f"Error code: {status} - {body}"
+    return f"Error code: {status} - {str(body)[:200]}"
