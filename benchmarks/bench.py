@@ -56,6 +56,10 @@ class Sizes:
     compare_repeats: int
     store_repeats: int
     api_repeats: int
+    bare: tuple[int, int, int, int]
+    """Against the bare aiohttp client: (cases, concurrency) of the plain run, then of the
+    judged `--json` run."""
+    bare_repeats: int
 
 
 FULL = Sizes(
@@ -74,6 +78,8 @@ FULL = Sizes(
     compare_repeats=3,
     store_repeats=3,
     api_repeats=5,
+    bare=(1_000, 32, 5_000, 64),
+    bare_repeats=3,
 )
 QUICK = Sizes(
     "quick: small sizes to check the harness; the verdicts below are NOT the issue's targets",
@@ -91,6 +97,8 @@ QUICK = Sizes(
     compare_repeats=1,
     store_repeats=1,
     api_repeats=1,
+    bare=(100, 16, 200, 16),
+    bare_repeats=1,
 )
 
 
@@ -134,6 +142,8 @@ def _figure(value: float, unit: str) -> str:
         return f"{value:.1f} ms"
     if unit == "×":
         return f"{value:.2f}×"
+    if unit == "MB":
+        return f"{value:.0f} MB"
     return f"{value:.2f} s" if value >= 0.1 else f"{value:.3f} s"
 
 
@@ -178,6 +188,48 @@ def runner(sizes: Sizes, repeats: int) -> Outcome:
 
 def judge(sizes: Sizes, repeats: int) -> Outcome:
     return _runner(sizes, repeats, judge=True)
+
+
+def bare(sizes: Sizes, repeats: int) -> Outcome:
+    """Issue 23 item 3: `assay run` within 1.2× of a bare aiohttp client in the same run (plain,
+    and judged with `--json`), and the judged `--json` run's process tree under 120 MB."""
+    k = max(sizes.bare_repeats, repeats)
+    n, c, judged_n, judged_c = sizes.bare
+    plain = runner_bench.against_bare(n, sizes.latency_ms, c, repeats=k)
+    judged = runner_bench.against_bare(
+        judged_n, sizes.latency_ms, judged_c, judge=True, repeats=k, as_json=True
+    )
+    targets = [
+        Target(
+            f"`assay run` / bare aiohttp client: {n:,} cases × {sizes.latency_ms:.0f} ms at "
+            f"c={c}, wall",
+            "#23",
+            plain.ratio,
+            "≤",
+            1.2,
+            "×",
+        ),
+        Target(
+            f"`assay run --json` / bare aiohttp client: {judged_n:,} cases, one judge call "
+            f"each, c={judged_c}, wall",
+            "#23",
+            judged.ratio,
+            "≤",
+            1.2,
+            "×",
+        ),
+        Target(
+            f"peak RSS of `assay run --json` with its writer process, {judged_n:,} judged cases",
+            "#23",
+            judged.peak_tree_rss_mb,
+            "≤",
+            120,
+            "MB",
+        ),
+    ]
+    lines = runner_bench.pair_table([plain, judged])
+    lines += ["", f"Each figure is the fastest of {k} runs, alternated with the bare client's."]
+    return lines, targets
 
 
 def grading(sizes: Sizes, repeats: int) -> Outcome:
@@ -227,6 +279,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[Sizes, int], Outcome]]] = {
     "startup": ("Start-up", startup),
     "runner": ("Runner against the local OpenAI-protocol server", runner),
     "judge": ("Judge-heavy run: one judge call per case", judge),
+    "bare": ("`assay run` against a bare aiohttp client, same run", bare),
     "grading": ("Deterministic grading throughput, with storage", grading),
     "memory": ("Memory against the number of cases", memory),
     "compare": ("Comparing two runs in memory", compare),

@@ -19,7 +19,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from _timing import time_assay_run
+from _timing import ASSAY, Timing, time_assay_run, time_command
+
+BARE_CLIENT = Path(__file__).with_name("bare_client.py")
 
 
 @dataclass
@@ -124,6 +126,99 @@ def memory(sizes: tuple[int, ...], repeats: int = 1) -> list[Result]:
     return rows
 
 
+@dataclass
+class Pair:
+    """`assay run` and the bare aiohttp client (bare_client.py) on the same workload and server,
+    run alternately; each side's figure is its fastest run."""
+
+    cases: int
+    latency_ms: float
+    concurrency: int
+    judged: bool
+    as_json: bool
+    assay: list[Timing]
+    bare: list[Timing]
+
+    @property
+    def best_assay(self) -> Timing:
+        return min(self.assay, key=lambda t: t.wall_s)
+
+    @property
+    def best_bare(self) -> Timing:
+        return min(self.bare, key=lambda t: t.wall_s)
+
+    @property
+    def ratio(self) -> float:
+        """Fastest `assay run` over fastest bare client, wall time."""
+        return self.best_assay.wall_s / self.best_bare.wall_s
+
+    @property
+    def peak_tree_rss_mb(self) -> float:
+        """The lowest, over the `assay run`s, of the peak summed RSS of its process tree."""
+        return min(t.peak_tree_rss_mb for t in self.assay)
+
+
+def against_bare(
+    cases: int,
+    latency_ms: float,
+    concurrency: int,
+    *,
+    judge: bool = False,
+    repeats: int = 3,
+    as_json: bool = False,
+) -> Pair:
+    """`repeats` whole `assay run`s and as many bare client runs, alternated (which goes first
+    alternates too), against one server process; `judge_concurrency` = `concurrency`."""
+    server, base_url = start_server(latency_ms, judge=judge)
+    assay: list[Timing] = []
+    bare: list[Timing] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            directory = Path(tmp)
+            suite = write_suite(directory, base_url, cases, concurrency, judge=judge)
+            assay_argv = [ASSAY, "run", str(suite), "--no-cache", "--judge-concurrency"]
+            assay_argv += [str(concurrency), *(["--json"] if as_json else [])]
+            bare_argv = [sys.executable, str(BARE_CLIENT), base_url, "--cases", str(cases)]
+            bare_argv += ["--concurrency", str(concurrency), *(["--judge"] if judge else [])]
+            for i in range(repeats):
+                db = directory / f"runs-{i}.db"
+                sides = [("assay", [*assay_argv, "--db", str(db)]), ("bare", bare_argv)]
+                for side, argv in sides if i % 2 == 0 else sides[::-1]:
+                    (assay if side == "assay" else bare).append(time_command(argv, directory))
+    finally:
+        server.terminate()
+        server.wait()
+    return Pair(cases, latency_ms, concurrency, judge, as_json, assay, bare)
+
+
+def pair_table(pairs: list[Pair]) -> list[str]:
+    """The Markdown table of `assay run` against the bare client, with every run listed."""
+    lines = [
+        "| workload | `assay run` wall | CPU | bare aiohttp wall | CPU | wall ratio "
+        "| `assay run` peak RSS, process tree (own) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for p in pairs:
+        what = f"{p.cases:,} × {p.latency_ms:.0f} ms, c={p.concurrency}"
+        if p.judged:
+            what += f", one judge call each (judge_concurrency {p.concurrency})"
+        if p.as_json:
+            what += ", `--json`"
+        a, b = p.best_assay, p.best_bare
+        lines.append(
+            f"| {what} | {a.wall_s:.2f} s | {a.cpu_s:.2f} s | {b.wall_s:.2f} s | {b.cpu_s:.2f} s "
+            f"| {p.ratio:.2f}× | {p.peak_tree_rss_mb:.0f} MB ({a.peak_rss_mb:.0f} MB) |"
+        )
+    lines.append("")
+    for p in pairs:
+        runs = ", ".join(f"{t.wall_s:.2f} s / {t.cpu_s:.2f} s CPU" for t in p.assay)
+        bare = ", ".join(f"{t.wall_s:.2f} s / {t.cpu_s:.2f} s CPU" for t in p.bare)
+        lines.append(
+            f"- {p.cases:,} cases{' judged' if p.judged else ''}: assay {runs}; bare {bare}"
+        )
+    return lines
+
+
 def table(rows: list[Result]) -> list[str]:
     """The Markdown table of runner results."""
     lines = [
@@ -159,7 +254,22 @@ def main() -> None:
     parser.add_argument(
         "--judge", action="store_true", help="add one llm-grader (a judge call) per case"
     )
+    parser.add_argument(
+        "--bare", action="store_true", help="alternate with the bare aiohttp client (wall, CPU)"
+    )
+    parser.add_argument("--json", action="store_true", help="`assay run --json` (with --bare)")
     args = parser.parse_args()
+    if args.bare:
+        pair = against_bare(
+            args.cases or 1000,
+            args.latency_ms,
+            args.concurrency,
+            judge=args.judge,
+            repeats=args.repeats,
+            as_json=args.json,
+        )
+        print("\n".join(pair_table([pair])))
+        return
     if args.cases:
         rows = [best_of(args.repeats, args.cases, args.latency_ms, args.concurrency, args.judge)]
     else:

@@ -147,3 +147,11 @@ def test_progress_is_plain_text_on_stderr_when_not_a_terminal(suite_dir: Path) -
     assert "\x1b" not in done.stderr  # no live bar, no colour codes
     assert "done (" not in done.stdout
     assert "demo" in done.stdout  # the report itself goes to stdout
+
+
+def test_i23_3_judge_concurrency_is_an_option_of_run(suite_dir: Path) -> None:
+    run, _ = run_json(suite_dir, "--judge-concurrency", "64")
+    assert run["summary"]["total"] == 3  # type: ignore[index]
+    done = assay("run", "s.eval.yaml", "--judge-concurrency", "0", cwd=suite_dir)
+    assert done.returncode == 2
+    assert "--judge-concurrency" in done.stderr

@@ -4,8 +4,9 @@ a regression, repeats, Details past the cap) and read back into the same run."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
-from assay.report import render_json, render_json_many
+from assay.report import json_chunks, json_chunks_many, render_json, render_json_many
 from assay.results import CaseResult, RunResult
 from tests.report.fixtures import assert_snapshot, fixed_cases, fixed_run, second_cases, second_run
 
@@ -28,3 +29,35 @@ def test_several_runs_make_a_list_in_order() -> None:
     documents = json.loads(render_json_many(runs))
     assert [d["id"] for d in documents] == [fixed_run().id, second_run().id]
     assert documents[0] == json.loads(render_json(runs[0]))
+
+
+def test_i23_3_the_streamed_document_is_the_rendered_one_text_for_text() -> None:
+    run, cases = fixed_run(), fixed_cases()
+    streamed = "".join(json_chunks(run, iter(cases)))
+    assert streamed == render_json(_full(run, cases))
+    assert "".join(json_chunks(run, iter([]))) == render_json(_full(run, []))
+
+
+def test_i23_3_the_streamed_document_takes_one_case_result_at_a_time() -> None:
+    taken: list[str] = []
+
+    def results() -> Iterator[CaseResult]:
+        for case in fixed_cases():
+            taken.append(case.case_id)
+            yield case
+
+    chunks = json_chunks(fixed_run(), results())
+    written = next(chunks)  # the run's head is written before any case result is read
+    assert taken == [] and written.startswith("{")
+    for chunk in chunks:
+        written += chunk
+        assert len(taken) <= written.count('"case_id"') + 1
+    assert len(taken) == len(fixed_cases())
+
+
+def test_i23_3_several_streamed_runs_are_the_rendered_list() -> None:
+    pairs = [(fixed_run(), fixed_cases()), (second_run(), second_cases())]
+    streamed = "".join(json_chunks_many((run, iter(cases)) for run, cases in pairs))
+    rendered = render_json_many([_full(run, cases) for run, cases in pairs])
+    assert json.loads(streamed) == json.loads(rendered)
+    assert json.loads("".join(json_chunks_many([]))) == []

@@ -513,3 +513,22 @@ def test_no_target_is_a_usage_error() -> None:
     assert str(raised.value) == (
         "<python>: no target. Set `target:` in the suite or in assay.yaml, or pass --target NAME"
     )
+
+
+@pytest.mark.parametrize(
+    ("suite_judge_concurrency", "option", "expected"),
+    [(None, None, DEFAULT_CONCURRENCY), (4, None, 4), (4, 64, 64), (None, 2, 2)],
+)
+def test_i23_3_judge_concurrency_option_wins_over_the_suite(
+    suite_judge_concurrency: int | None, option: int | None, expected: int
+) -> None:
+    execution = {"judge_concurrency": suite_judge_concurrency} if suite_judge_concurrency else None
+    planned = plan(suite(case("a", 1.0), execution=execution), judge_concurrency=option)
+    assert planned.judge_concurrency == expected
+
+
+def test_i23_3_a_resumed_run_keeps_its_judge_concurrency_option() -> None:
+    from assay.runner._resume import _options
+
+    options = RunOptions(concurrency=8, judge_concurrency=64)
+    assert _options(options.snapshot()).judge_concurrency == 64

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import shlex
+import sys
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Literal
 
@@ -36,6 +37,11 @@ __all__ = ["command"]
     "every test, like --threshold.",
 )
 @click.option("--concurrency", type=click.IntRange(1, 4096), help="Target calls run at once.")
+@click.option(
+    "--judge-concurrency",
+    type=click.IntRange(1, 4096),
+    help="Judge calls run at once (over the suite's execution.judge_concurrency).",
+)
 @click.option(
     "--target",
     "targets",
@@ -124,6 +130,7 @@ def command(
     threshold: float | None,
     borderline: float | Literal["off"] | None,
     concurrency: int | None,
+    judge_concurrency: int | None,
     targets: tuple[str, ...],
     repeat: int | None,
     tags: tuple[str, ...],
@@ -177,6 +184,7 @@ def command(
         threshold=threshold,
         borderline=borderline,
         concurrency=concurrency,
+        judge_concurrency=judge_concurrency,
         repeat=repeat,
         tags=tags,
         exclude_tags=exclude_tags,
@@ -376,11 +384,18 @@ def _report(
     orders: list[Iterable[str]],
 ) -> None:
     """Print the runs: the §8 JSON document(s), or the terminal summary of each."""
-    from assay.report import listed_verdicts, render_json, render_json_many, render_run
+    from assay.report import json_chunks, json_chunks_many, listed_verdicts, render_run
 
-    if as_json:
-        full = [r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs]
-        click.echo(render_json(full[0]) if len(full) == 1 else render_json_many(full))
+    if as_json:  # streamed from the store: one case result in memory at a time
+        stdout = sys.stdout
+        if len(runs) == 1:
+            chunks = json_chunks(runs[0], store.iter_case_results(runs[0].id))
+        else:
+            chunks = json_chunks_many((r, store.iter_case_results(r.id)) for r in runs)
+        for chunk in chunks:
+            stdout.write(chunk)
+        stdout.write("\n")
+        stdout.flush()
         return
     for run, order in zip(runs, orders, strict=True):
         listed = listed_verdicts(run.summary)

@@ -3,9 +3,9 @@ returns the wire-format reply, raising only `ProviderError`s.
 
 Callers (the model targets' tool loop, the judge client, and the conversation simulator to
 come) build request bodies in the wire format the provider speaks and read replies with
-`assay.providers.openai_wire` / `anthropic_wire`; what carries the bytes (today the vendors'
-SDKs on their aiohttp transport) stays behind `complete` and `embed`, so it can be swapped
-without touching them.
+`assay.providers.openai_wire` / `anthropic_wire`; what carries the bytes (aiohttp directly for
+the OpenAI-compatible wire, the `anthropic` SDK on its aiohttp transport for Anthropic's) stays
+behind `complete` and `embed`, so it can be swapped without touching them.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from assay.results import JSON, TokenUsage
 __all__ = ["NO_API_KEY", "Embeddings", "Provider", "ProviderConfig", "Purpose"]
 
 NO_API_KEY = "assay-no-api-key"
-"""Sent when no key is configured: the SDKs refuse to start without one, local servers ignore
-it."""
+"""Sent when no key is configured: the `anthropic` SDK refuses to start without one, and an
+OpenAI-compatible request carries it as before; local servers ignore it."""
 
 Purpose = Literal["target", "judge", "simulator"]
 """Who calls the provider; the `fake` provider answers each from its own `metadata` key."""
@@ -38,7 +38,7 @@ class ProviderConfig:
         provider: A preset name (`openai`, `groq`, `azure`, `anthropic`, `fake`, ...).
         base_url: The endpoint; None for the preset's (or its `*_BASE_URL` variable's).
         api_key_env: The variable holding the key; None when no key is needed.
-        timeout_s: Timeout of each request; None for the SDK's default (10 minutes).
+        timeout_s: Timeout of each request; None for the SDKs' default (10 minutes).
         api_version: Azure's `api-version` query parameter.
         deployment: Azure's deployment name.
         who: How messages name the caller (`openai target`, `judge gpt-4.1-mini`).

@@ -13,7 +13,8 @@ __all__ = ["check_provider", "embed", "open_provider"]
 def open_provider(config: ProviderConfig, wire: Literal["openai", "anthropic"]) -> Provider:
     """The provider `config` names, speaking `wire` (the format the caller builds bodies in).
 
-    Call it inside the running event loop: the SDK clients bind their transport to it.
+    Call it inside the running event loop: the anthropic SDK client binds its transport to it
+    (the OpenAI-compatible provider opens its session on its first call).
 
     Raises:
         UsageError: The key's variable is unset, the `anthropic` SDK is missing, or Azure lacks
@@ -30,7 +31,7 @@ def open_provider(config: ProviderConfig, wire: Literal["openai", "anthropic"]) 
         from assay.providers._anthropic import AnthropicProvider
 
         return AnthropicProvider(config, config.endpoint())
-    from assay.providers._openai import OpenAICompatibleProvider
+    from assay.providers._openai_http import OpenAICompatibleProvider
 
     return OpenAICompatibleProvider(config, config.endpoint())
 

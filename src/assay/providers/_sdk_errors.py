@@ -1,7 +1,9 @@
 """What the model SDKs' exceptions say, mapped once to the `ProviderError` tree.
 
 The `openai` and `anthropic` SDKs share these exception shapes (`body`, `message`,
-`response.headers`, chained causes), so one reading serves both SDKs and every caller.
+`response.headers`, chained causes), so one reading serves both SDKs and every caller. The
+aiohttp OpenAI wire (`_openai_http`) reads `Retry-After` and names broken connections with the
+same functions, so its failures read as the SDK path's did.
 """
 
 from __future__ import annotations
@@ -130,11 +132,14 @@ def timed_out(exc: BaseException, timeout_type: type[BaseException]) -> bool:
     return isinstance(root, TimeoutError) or (root is exc and isinstance(exc, timeout_type))
 
 
-def connection_problem(exc: BaseException) -> str:
-    """What broke a connection, in words (for an SDK connection error that is no timeout):
-    refused, reset, or closed by the server before it replied, with the underlying error."""
+def connection_problem(exc: BaseException, *, name_root: bool = False) -> str:
+    """What broke a connection, in words (for a connection error that is no timeout): refused,
+    reset, or closed by the server before it replied, with the underlying error.
+
+    The underlying error is named with its type; an SDK error without a cause is not (its own
+    class says nothing more), an aiohttp error raised directly is (`name_root`)."""
     root = root_cause(exc)
-    detail = f"{type(root).__name__}: {root}" if root is not exc else str(exc)
+    detail = f"{type(root).__name__}: {root}" if name_root or root is not exc else str(exc)
     if isinstance(root, ConnectionRefusedError):
         return f"was refused; is the server running? ({detail})"
     if isinstance(root, ConnectionResetError | ConnectionAbortedError | BrokenPipeError):

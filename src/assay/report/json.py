@@ -1,12 +1,22 @@
-"""The machine-readable run result (SPEC §8) as JSON text."""
+"""The machine-readable run result (SPEC §8) as JSON text.
+
+`json_chunks` writes a run's document piece by piece as its case results stream from the store,
+so `assay run --json` on a large run holds one case result at a time rather than the whole
+document (5,000 judged cases: a ~20 MB string and every parsed result).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 
-from assay.results import RunResult
+from assay.results import CaseResult, RunResult
 
-__all__ = ["render_json", "render_json_many"]
+__all__ = ["json_chunks", "json_chunks_many", "render_json", "render_json_many"]
+
+_RESULTS = '\n  "results": []'
+"""The top-level `results` key of a run dumped with an indent of 2 and no results (a nested
+key is indented deeper, so this text appears once)."""
 
 
 def render_json(run: RunResult) -> str:
@@ -17,3 +27,35 @@ def render_json(run: RunResult) -> str:
 def render_json_many(runs: list[RunResult]) -> str:
     """Several runs (one per suite file) as a JSON array of §8 documents."""
     return json.dumps([run.model_dump(mode="json") for run in runs], indent=2)
+
+
+def json_chunks(run: RunResult, results: Iterable[CaseResult], indent: int = 0) -> Iterator[str]:
+    """`render_json(run with results)`, text for text, in chunks: the run without its results,
+    split at its `results` key, with each case result dumped in between as it comes.
+
+    Args:
+        run: The run (its own `results` are ignored).
+        results: Its case results in order, e.g. `Store.iter_case_results`.
+        indent: Extra indentation of every line after the first (inside an array).
+    """
+    pad = "\n" + " " * indent
+    head, _, tail = (
+        run.model_copy(update={"results": []}).model_dump_json(indent=2).partition(_RESULTS)
+    )
+    yield head.replace("\n", pad)
+    opened = False
+    for result in results:
+        yield "," if opened else f'{pad}  "results": ['
+        opened = True
+        yield f"{pad}    " + result.model_dump_json(indent=2).replace("\n", f"{pad}    ")
+    yield f"{pad}  ]" if opened else f'{pad}  "results": []'
+    yield tail.replace("\n", pad)
+
+
+def json_chunks_many(runs: Iterable[tuple[RunResult, Iterable[CaseResult]]]) -> Iterator[str]:
+    """Several runs as a JSON array of §8 documents, streamed as `json_chunks` streams one."""
+    yield "["
+    for number, (run, results) in enumerate(runs):
+        yield ",\n  " if number else "\n  "
+        yield from json_chunks(run, results, indent=2)
+    yield "\n]"

@@ -67,6 +67,8 @@ class RunOptions:
     """The borderline bound over every config level (`EvalConfig.borderline`); "off" disables
     the band."""
     concurrency: int | None = None
+    judge_concurrency: int | None = None
+    """Judge calls at once (`--judge-concurrency`), over the suite's `judge_concurrency`."""
     target: str | None = None
     repeat: int | None = None
     tags: tuple[str, ...] = ()
@@ -452,7 +454,9 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
         target_base_dir=base_dir,
         target_at=target_at,
         concurrency=concurrency,
-        judge_concurrency=suite_exec.judge_concurrency or DEFAULT_CONCURRENCY,
+        judge_concurrency=options.judge_concurrency
+        or suite_exec.judge_concurrency
+        or DEFAULT_CONCURRENCY,
         max_retries=_first_int(suite_exec.max_retries, DEFAULT_MAX_RETRIES),
         config=config,
         cases=cases,

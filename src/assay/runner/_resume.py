@@ -48,6 +48,7 @@ class _StoredOptions(BaseModel):
     threshold: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     borderline: Annotated[float, Field(ge=0.0, le=1.0)] | Literal["off"] | None = None
     concurrency: Annotated[int, Field(ge=1, le=4096)] | None = None
+    judge_concurrency: Annotated[int, Field(ge=1, le=4096)] | None = None
     target: str | None = None
     repeat: Annotated[int, Field(ge=1, le=1000)] | None = None
     tags: tuple[str, ...] = ()
@@ -62,6 +63,7 @@ class _StoredOptions(BaseModel):
             threshold=self.threshold,
             borderline=self.borderline,
             concurrency=self.concurrency,
+            judge_concurrency=self.judge_concurrency,
             target=self.target,
             repeat=self.repeat,
             tags=self.tags,
