@@ -10,7 +10,7 @@ import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-PACKAGES = ("assay", "openai", "aiohttp", "pydantic", "SQLAlchemy")
+PACKAGES = ("assay", "aiohttp", "pydantic", "SQLAlchemy")
 
 
 def _proc_field(path: str, key: str) -> str | None:

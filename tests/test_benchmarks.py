@@ -65,7 +65,7 @@ def test_quick_run_prints_every_table_and_a_consistent_targets_table() -> None:
     assert out.startswith("# assay benchmarks\n")
     assert re.search(r"^- date: \d{4}-\d\d-\d\d \d\d:\d\d UTC$", out, re.M), out
     assert re.search(r"^- machine: \d+ CPUs \(.+\), [\d.]+ GiB RAM", out, re.M), out
-    versions = re.search(r"^- versions: Python 3\.\d+\.\d+, assay \S+, openai \S+, .*$", out, re.M)
+    versions = re.search(r"^- versions: Python 3\.\d+\.\d+, assay \S+, aiohttp \S+, .*$", out, re.M)
     assert versions is not None, out
     assert "SQLAlchemy" in versions.group(0) and "pydantic" in versions.group(0)
     for title, header in SECTIONS.items():
