@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from assay._plugins import PluginEntry, PluginSpec, described, load_plugins
 from assay._strict_model import suggest
@@ -113,8 +113,8 @@ def provider_presets() -> dict[str, Preset]:
     Raises:
         PluginError: a provider plugin cannot be loaded, is not a Preset, or reuses a name.
     """
-    plugins: dict[str, Any] = load_plugins(PROVIDER_PLUGINS)  # checked by _plugin_preset
-    return {**PRESETS, **plugins}
+    loaded = load_plugins(PROVIDER_PLUGINS)  # each a Preset: `_plugin_preset` checked it
+    return {**PRESETS, **{n: p for n, p in loaded.items() if isinstance(p, Preset)}}
 
 
 def preset_named(name: str) -> Preset:
