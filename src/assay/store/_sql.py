@@ -919,21 +919,21 @@ def _insert_many(
 
 
 def _run_from_row(row: Row[Any]) -> RunResult:
-    return RunResult.model_validate(
-        {
-            "id": row.id,
-            "suite": row.suite,
-            "target": row.target,
-            "status": row.status,
-            "started_at": row.started_at,
-            "finished_at": row.finished_at,
-            "config": row.config,
-            "summary": row.summary,
-            "duration_ms": row.duration_ms,
-            "token_usage": row.token_usage,
-            "cost_usd": row.cost_usd,
-            "assay_version": row.assay_version,
-            "scheduling": row.scheduling,
-            "regression": row.regression,
-        }
+    """The run a `runs` row stores (its JSON columns validated into their models); keyword by
+    keyword, so mypy checks each against `RunResult`."""
+    return RunResult(
+        id=row.id,
+        suite=row.suite,
+        target=row.target,
+        status=row.status,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        config=row.config,
+        summary=row.summary,
+        duration_ms=row.duration_ms,
+        token_usage=row.token_usage,
+        cost_usd=row.cost_usd,
+        assay_version=row.assay_version,
+        scheduling=row.scheduling,
+        regression=row.regression,
     )
