@@ -60,14 +60,14 @@ class Venv:
             check=False,
         )
 
-    def popen(self, *args: str) -> subprocess.Popen[str]:
+    def popen(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         return subprocess.Popen(
             [str(self.python), "-m", "assay", *args],
             cwd=self.work,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            env=assay_env(),
+            env={**assay_env(), **(env or {})},
         )
 
 
@@ -256,3 +256,36 @@ def test_an_interrupted_run_of_plugin_types_is_resumed(venv: Venv) -> None:
     assert sorted(r["case_id"] for r in run["results"]) == [f"c{i:02d}" for i in range(n)]
     assert {(r["verdict"], r["output"][:3]) for r in run["results"]} == {("pass", "ok ")}
     assert os.path.getsize(db) > 0
+
+
+def test_an_interrupted_run_on_the_plugin_provider_is_resumed(venv: Venv) -> None:
+    n = 20
+    tests = "".join(f"  - {{id: g{i:02d}, input: word{i}}}\n" for i in range(n))
+    write(
+        venv.work / "gateway-slow.eval.yaml",
+        "name: gateway-slow\ntarget: {type: openai, provider: acme-llm, model: acme-chat}\n"
+        "execution: {concurrency: 1}\nassertions: [{type: contains, value: word}]\n"
+        "tests:\n" + tests,
+    )
+    db = venv.work / ".assay" / "assay.db"
+    with FakeOpenAIServer(latency_ms=100) as server:
+        env = {"ACME_LLM_BASE_URL": server.base_url, "ACME_API_KEY": "k"}
+        proc = venv.popen("run", "gateway-slow.eval.yaml", "--no-cache", env=env)
+        done, deadline = 0, time.monotonic() + 60
+        while done < 3 and time.monotonic() < deadline and proc.poll() is None:
+            if db.exists():
+                with SQLiteStore(db) as store:
+                    runs = store.list_runs(suite="gateway-slow")
+                    done = len(list(store.iter_case_results(runs[0].id))) if runs else 0
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 130, stderr
+        with SQLiteStore(db) as store:
+            (interrupted,) = store.list_runs(suite="gateway-slow")
+        resumed = venv.assay("run", "--resume", interrupted.id, "--json", "--no-cache", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    run = json.loads(resumed.stdout)
+    assert (run["id"], run["status"]) == (interrupted.id, "completed")
+    assert sorted(r["case_id"] for r in run["results"]) == [f"g{i:02d}" for i in range(n)]
+    assert {r["verdict"] for r in run["results"]} == {"pass"}
