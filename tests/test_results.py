@@ -15,6 +15,8 @@ from assay.results import (
     CaseResultFields,
     GraderResult,
     GraderResultFields,
+    TargetOutput,
+    TargetOutputFields,
     TurnResult,
 )
 
@@ -91,7 +93,12 @@ def test_i21_3_an_error_case_read_from_an_older_store_loses_its_score() -> None:
 
 
 @pytest.mark.parametrize(
-    ("model", "fields"), [(GraderResult, GraderResultFields), (CaseResult, CaseResultFields)]
+    ("model", "fields"),
+    [
+        (GraderResult, GraderResultFields),
+        (CaseResult, CaseResultFields),
+        (TargetOutput, TargetOutputFields),
+    ],
 )
 def test_the_typed_constructor_fields_match_their_result_model(
     model: type[BaseModel], fields: type

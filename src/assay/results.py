@@ -33,6 +33,7 @@ __all__ = [
     "SampleResult",
     "SchedulingStats",
     "TargetOutput",
+    "TargetOutputFields",
     "TokenUsage",
     "ToolCall",
     "TurnResult",
@@ -433,6 +434,18 @@ def now_iso() -> str:
     """The current UTC time as runs write their timestamps (`started_at`, a baseline's
     `pinned_at`): ISO 8601 with milliseconds, so their text order is chronological."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class TargetOutputFields(TypedDict, total=False):
+    """The keywords of `TargetOutput`, typed, for the parser of what a target returned, which
+    leaves `duration_ms` unset when it was not reported (as `GraderResultFields`)."""
+
+    output: Required[str]
+    messages: list[Message]
+    tool_calls: list[ToolCall]
+    token_usage: TokenUsage | None
+    cost_usd: float | None
+    duration_ms: float
 
 
 class GraderResultFields(TypedDict, total=False):
