@@ -3,6 +3,8 @@
 Every OpenAI-compatible service differs from OpenAI only in where it listens and which
 variable holds its key, so a preset is just those two (plus, for Azure, the deployment path and
 `api-version` query). `base_url` and `api_key_env` in a suite still win over a preset's.
+Installed packages add presets through the `assay.providers` entry-point group
+(`PROVIDER_PLUGINS`, `provider_presets`), taken by name exactly like the built-in ones.
 """
 
 from __future__ import annotations
@@ -79,12 +81,13 @@ PRESETS: dict[str, Preset] = {
         Preset("fake", "fake", None, None, title="fake (scripted, offline)"),
     )
 }  # fmt: skip
-"""Every provider name a target or a judge accepts."""
+"""The built-in providers; `provider_presets` adds those installed packages declare."""
 
 OPENAI_PRESETS = sorted(n for n, p in PRESETS.items() if p.wire != "anthropic")
-"""The names an `openai` target accepts (every OpenAI-compatible service, and `fake`)."""
+"""The built-in names an `openai` target accepts (every OpenAI-compatible service, and `fake`);
+`preset_names` adds the installed plugins'."""
 ANTHROPIC_PRESETS = sorted(n for n, p in PRESETS.items() if p.wire != "openai")
-"""The names an `anthropic` target accepts (`anthropic`, and `fake`)."""
+"""The built-in names an `anthropic` target accepts (`anthropic`, and `fake`)."""
 
 
 def _plugin_preset(entry: PluginEntry, obj: object) -> str | None:
