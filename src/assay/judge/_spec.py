@@ -21,8 +21,6 @@ from assay.results import JSON
 
 __all__ = ["JudgeSpec", "judge_from_env", "merge_judges"]
 
-"""Where the key is read from when `api_key_env` is not set (None: no key needed)."""
-
 ENV_MODEL = "ASSAY_JUDGE_MODEL"
 ENV_BASE_URL = "ASSAY_JUDGE_BASE_URL"
 
