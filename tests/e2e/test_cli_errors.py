@@ -148,7 +148,9 @@ REFUSED = {
     ),
     "judge-provider-unknown": (
         HEAD.replace("tests:", "judge: {provider: openia, model: m}\ntests:"),
-        "s.eval.yaml:3 judge.provider: Input should be 'openai' or 'anthropic' (got 'openia')",
+        "s.eval.yaml:3 judge.provider: unknown provider 'openia'. Did you mean 'openai'? Known "
+        "providers: openai, azure, openrouter, groq, together, fireworks, deepseek, mistral, "
+        "gemini, ollama, vllm, sglang, lmstudio, anthropic, fake",
     ),
 }
 
