@@ -26,6 +26,7 @@ from assay._plugins import (
 )
 from assay.errors import PluginError
 from assay.graders import GRADER_PLUGINS
+from assay.providers import PROVIDER_PLUGINS, Preset, provider_presets
 from assay.report import REPORTER_PLUGINS
 from assay.targets import TARGET_PLUGINS
 from tests.conftest import write
@@ -34,6 +35,7 @@ from tests.e2e._cli import assay, assay_env
 GRADERS = """from collections.abc import Callable
 from typing import Literal
 from assay.graders import Grader, Measurement
+from assay.providers import Preset
 from assay.results import TargetOutput
 from assay.targets import Target
 
@@ -82,6 +84,12 @@ class Later(Shouty):
 class Hooked(Shouty):
     type: Literal["hooked"] = "hooked"
     hook: Callable[[str], str]
+
+
+ACME_LLM = Preset("acme-llm", "openai", "http://127.0.0.1:9/v1", "ACME_API_KEY")
+OTHER_NAME = Preset("other", "openai", "http://127.0.0.1:9/v1", None)
+NO_WIRE = Preset("scripted", "fake", None, None)
+NOWHERE = Preset("nowhere", "anthropic", None, None)
 """
 
 
@@ -118,6 +126,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def _forget_installed() -> None:
     installed_entry_points.cache_clear()
     plugin_entries.cache_clear()
+    provider_presets.cache_clear()
 
 
 def _errors(spec: PluginSpec) -> list[str]:
@@ -212,6 +221,64 @@ def test_target_and_reporter_plugins_are_checked_for_their_kind(site: Path) -> N
     assert usable == ["csv"]  # one broken plugin hides no other
 
 
+def test_provider_plugins_are_presets_named_as_their_entry_point_with_a_wire_and_endpoint(
+    site: Path,
+) -> None:
+    make_dist(
+        site,
+        "acme",
+        {
+            "assay.providers": {
+                "acme-llm": "acme_p1:ACME_LLM",
+                "named": "acme_p1:OTHER_NAME",
+                "scripted": "acme_p1:NO_WIRE",
+                "nowhere": "acme_p1:NOWHERE",
+                "klass": "acme_p1:Echo",
+                "groq": "acme_p1:ACME_LLM",
+            }
+        },
+        {"acme_p1.py": GRADERS},
+    )
+    where = "assay.providers"
+    assert _errors(PROVIDER_PLUGINS) == [
+        f"{_where('groq', 'acme_p1:ACME_LLM', where)}: 'groq' is already a built-in provider "
+        "type; the plugin must use another name",
+        f"{_where('klass', 'acme_p1:Echo', where)}: it gives the class acme_p1.Echo, not an "
+        "assay.providers.Preset",
+        f"{_where('named', 'acme_p1:OTHER_NAME', where)}: its Preset is named 'other'; name it "
+        "'named', as its entry point",
+        f"{_where('nowhere', 'acme_p1:NOWHERE', where)}: its Preset has neither base_url nor "
+        "base_url_env: no endpoint to call",
+        f"{_where('scripted', 'acme_p1:NO_WIRE', where)}: its Preset speaks 'fake'; a provider "
+        "plugin speaks 'openai' or 'anthropic'",
+    ]
+    usable = [entry.name for entry, _, error in checked_plugins(PROVIDER_PLUGINS) if not error]
+    assert usable == ["acme-llm"]
+
+
+def test_targets_and_judges_take_a_provider_plugin_by_name_with_its_endpoint_and_key(
+    site: Path,
+) -> None:
+    from assay.judge import JudgeSpec
+    from assay.targets import AnthropicTarget, OpenAITarget
+
+    make_dist(
+        site, "acme", {"assay.providers": {"acme-llm": "acme_p2:ACME_LLM"}}, {"acme_p2.py": GRADERS}
+    )
+    assert provider_presets()["acme-llm"] == Preset(
+        "acme-llm", "openai", "http://127.0.0.1:9/v1", "ACME_API_KEY"
+    )
+    target = OpenAITarget(type="openai", provider="acme-llm", model="m")
+    config = target.provider_config()
+    assert (target.api_key_env, config.endpoint()) == ("ACME_API_KEY", "http://127.0.0.1:9/v1")
+    judge = JudgeSpec(provider="acme-llm", model="j")
+    assert judge.resolved_api_key_env == "ACME_API_KEY"
+    with pytest.raises(ValueError, match=r"unknown provider 'acme-lm'\. Did you mean 'acme-llm'\?"):
+        JudgeSpec(provider="acme-lm", model="j")
+    with pytest.raises(ValueError, match="provider 'acme-llm' speaks the openai protocol"):
+        AnthropicTarget(type="anthropic", provider="acme-llm", model="m")
+
+
 def _env(site: Path) -> dict[str, str]:
     path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)
     return assay_env(PYTHONPATH=path)
@@ -264,7 +331,7 @@ def test_plugin_types_work_in_project_targets_and_composites(tmp_path: Path) -> 
             "assay.graders": {"shouty": "acme_g5:Shouty"},
             "assay.targets": {"echo": "acme_g5:Echo"},
             "assay.reporters": {"ids": "acme_g5:write_ids", "boom": "acme_g5:write_boom"},
-            "assay.providers": {"acme-llm": "acme_g5:NotLoaded"},
+            "assay.providers": {"acme-llm": "acme_g5:ACME_LLM"},
         },
         {"acme_g5.py": GRADERS},
     )
@@ -304,7 +371,7 @@ def test_plugin_types_work_in_project_targets_and_composites(tmp_path: Path) -> 
     assert listed.stdout.splitlines()[1:] == [
         "grader    shouty    acme     1.0      acme_g5:Shouty      ok",
         "target    echo      acme     1.0      acme_g5:Echo        ok",
-        "provider  acme-llm  acme     1.0      acme_g5:NotLoaded   unchecked",
+        "provider  acme-llm  acme     1.0      acme_g5:ACME_LLM    ok",
         "reporter  boom      acme     1.0      acme_g5:write_boom  ok",
         "reporter  ids       acme     1.0      acme_g5:write_ids   ok",
     ]

@@ -1,9 +1,24 @@
 """The SPEC §8 contract the result models keep whoever builds them: an `error` case has no
-score, and a case's `hits`/`misses` gather its graders' in grader order."""
+score, and a case's `hits`/`misses` gather its graders' in grader order; the typed fields
+the graders and the runner build results from are the models'."""
 
 from __future__ import annotations
 
-from assay.results import CaseResult, GraderResult, TurnResult
+import typing
+
+import pytest
+from pydantic import BaseModel
+
+import assay.results
+from assay.results import (
+    CaseResult,
+    CaseResultFields,
+    GraderResult,
+    GraderResultFields,
+    TargetOutput,
+    TargetOutputFields,
+    TurnResult,
+)
 
 
 def grader(name: str, hits: list[str], misses: list[str]) -> GraderResult:
@@ -75,3 +90,25 @@ def test_i21_12_given_hits_and_misses_are_kept() -> None:
 def test_i21_3_an_error_case_read_from_an_older_store_loses_its_score() -> None:
     stored = '{"case_id": "r", "score": 1.0, "verdict": "error", "threshold": 0.8}'
     assert CaseResult.model_validate_json(stored).score is None
+
+
+@pytest.mark.parametrize(
+    ("model", "fields"),
+    [
+        (GraderResult, GraderResultFields),
+        (CaseResult, CaseResultFields),
+        (TargetOutput, TargetOutputFields),
+    ],
+)
+def test_the_typed_constructor_fields_match_their_result_model(
+    model: type[BaseModel], fields: type
+) -> None:
+    """The graders and the runner build results from these dicts: mypy checks them where they
+    are filled, and this keeps their keys, types and required keys the model's."""
+    hints = typing.get_type_hints(fields, vars(assay.results))
+    assert hints == {name: f.annotation for name, f in model.model_fields.items()}
+    required = {name for name, f in model.model_fields.items() if f.is_required()}
+    marked = typing.get_type_hints(fields, vars(assay.results), include_extras=True)
+    assert {
+        name for name, hint in marked.items() if typing.get_origin(hint) is typing.Required
+    } == (required)

@@ -142,11 +142,12 @@ class PluginSpec:
 REGISTRIES: dict[PluginKind, str] = {
     "grader": "assay.graders:GRADER_PLUGINS",
     "target": "assay.targets:TARGET_PLUGINS",
+    "provider": "assay.providers:PROVIDER_PLUGINS",
     "reporter": "assay.report:REPORTER_PLUGINS",
 }
 """Where each kind's `PluginSpec` is (`module:name`, imported by `assay plugins` only): a kind
-whose layer has no registry yet (`provider`) is listed without being loaded. Adding it is one
-line here."""
+whose layer had no registry would be listed without being loaded. Adding one is one line
+here."""
 
 
 def checked_plugins(spec: PluginSpec) -> Iterator[tuple[PluginEntry, object, PluginError | None]]:

@@ -7,7 +7,7 @@ rules that fill them live in `assay.scoring`.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple, TypeAlias
+from typing import Any, Literal, NamedTuple, Required, TypeAlias, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -15,11 +15,13 @@ __all__ = [
     "JSON",
     "CaseChange",
     "CaseResult",
+    "CaseResultFields",
     "CaseScore",
     "Detail",
     "ErrorInfo",
     "ExpectedOutcomeResult",
     "GraderResult",
+    "GraderResultFields",
     "Message",
     "RegressionCase",
     "RegressionResult",
@@ -31,6 +33,7 @@ __all__ = [
     "SampleResult",
     "SchedulingStats",
     "TargetOutput",
+    "TargetOutputFields",
     "TokenUsage",
     "ToolCall",
     "TurnResult",
@@ -431,3 +434,75 @@ def now_iso() -> str:
     """The current UTC time as runs write their timestamps (`started_at`, a baseline's
     `pinned_at`): ISO 8601 with milliseconds, so their text order is chronological."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class TargetOutputFields(TypedDict, total=False):
+    """The keywords of `TargetOutput`, typed, for the parser of what a target returned, which
+    leaves `duration_ms` unset when it was not reported (as `GraderResultFields`)."""
+
+    output: Required[str]
+    messages: list[Message]
+    tool_calls: list[ToolCall]
+    token_usage: TokenUsage | None
+    cost_usd: float | None
+    duration_ms: float
+
+
+class GraderResultFields(TypedDict, total=False):
+    """The keywords of `GraderResult`, typed, for the grader that builds one from only the
+    fields that differ from their defaults (each field given costs its validation): mypy
+    checks every key and value where the dict is filled, and `GraderResult(**fields)`
+    against the model (`tests/test_results.py` keeps the two in step)."""
+
+    name: Required[str]
+    type: Required[str]
+    score: Required[float | None]
+    verdict: Required[Verdict]
+    weight: float
+    required: bool
+    min_score: float | None
+    hits: list[str]
+    misses: list[str]
+    reasoning: str
+    details: list[Detail]
+    error: ErrorInfo | None
+    duration_ms: float
+    token_usage: TokenUsage | None
+    cost_usd: float | None
+    judge_model: str | None
+    judge_prompt: str | None
+    children: list[GraderResult]
+    fallback: str | None
+
+
+class CaseResultFields(TypedDict, total=False):
+    """The keywords of `CaseResult`, typed, for the runner that builds one per case from the
+    fields that differ from their defaults (as `GraderResultFields`)."""
+
+    case_id: Required[str]
+    score: Required[float | None]
+    verdict: Required[Verdict]
+    threshold: Required[float]
+    borderline: float | None
+    output: str | None
+    duration_ms: float
+    cached: bool
+    token_usage: TokenUsage | None
+    cost_usd: float | None
+    error: ErrorInfo | None
+    grader_results: list[GraderResult]
+    expected_outcome_results: list[ExpectedOutcomeResult]
+    input: JSON
+    messages: list[Message]
+    tool_calls: list[ToolCall]
+    tags: list[str]
+    samples: list[SampleResult]
+    turns: list[TurnResult]
+    score_ci95: tuple[float, float] | None
+    rejudged_scores: list[float | None]
+    judge_calls: int
+    judge_errors: int
+    judge_token_usage: TokenUsage | None
+    judge_cost_usd: float | None
+    hits: list[str]
+    misses: list[str]

@@ -1,11 +1,12 @@
 """A real plugin package, installed by pip into a new virtual environment, used from YAML.
 
-The package is the example of docs/plugins.md, taken from the page itself: its
-`pyproject.toml` (entry points in `assay.graders`, `assay.targets`, `assay.reporters`) and its
-module (a grader, a target and a report format). pip builds it with hatchling and installs it
-offline into a venv that sees this environment's packages (assay included) through a `.pth`
-file, and the tests run that venv's assay: `plugins`, `schema`, `validate`, `run` with the
-plugin's report format, and a run interrupted with Ctrl-C then resumed.
+The package is the example of docs/plugins.md, taken from the page itself: its `pyproject.toml`
+(entry points in `assay.graders`, `assay.targets`, `assay.providers`, `assay.reporters`) and its
+module (a grader, a target, a provider preset and a report format). pip builds it with hatchling
+and installs it offline into a venv that sees this environment's packages (assay included)
+through a `.pth` file, and the tests run that venv's assay: `plugins`, `schema`, `validate`,
+`run` with the plugin's report format, a target and a judge on the plugin's provider (pointed at
+the local OpenAI-protocol server), and a run interrupted with Ctrl-C then resumed.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from assay.store import SQLiteStore
+from assay.testing import FakeOpenAIServer
 from tests.conftest import write
 from tests.e2e._cli import assay_env
 
@@ -44,25 +47,27 @@ class Venv:
         self.python = python
         self.work = work
 
-    def assay(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def assay(
+        self, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(self.python), "-m", "assay", *args],
             cwd=self.work,
             capture_output=True,
             text=True,
             timeout=120,
-            env=assay_env(),
+            env={**assay_env(), **(env or {})},
             check=False,
         )
 
-    def popen(self, *args: str) -> subprocess.Popen[str]:
+    def popen(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         return subprocess.Popen(
             [str(self.python), "-m", "assay", *args],
             cwd=self.work,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            env=assay_env(),
+            env={**assay_env(), **(env or {})},
         )
 
 
@@ -102,6 +107,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     assert (Path(site) / "acme_assay" / "__init__.py").is_file()  # in the venv, not here
     work = root / "work"
     write(work / "evals" / "acme.eval.yaml", files["evals/acme.eval.yaml"])
+    write(work / "gateway" / "gateway.eval.yaml", files["evals/gateway.eval.yaml"])
     return Venv(python, work)
 
 
@@ -112,6 +118,7 @@ def test_assay_plugins_lists_the_installed_package(venv: Venv) -> None:
         "kind      name             package     version  object                status\n"
         "grader    acme-word-limit  acme-assay  1.0.0    acme_assay:WordLimit  ok\n"
         "target    acme-echo        acme-assay  1.0.0    acme_assay:Echo       ok\n"
+        "provider  acme-llm         acme-assay  1.0.0    acme_assay:ACME_LLM   ok\n"
         "reporter  acme-csv         acme-assay  1.0.0    acme_assay:write_csv  ok\n"
     )
     as_json = venv.assay("plugins", "--json")
@@ -122,6 +129,8 @@ def test_assay_plugins_lists_the_installed_package(venv: Venv) -> None:
         | {"group": "assay.graders", **common},
         {"kind": "target", "name": "acme-echo", "object": "acme_assay:Echo"}
         | {"group": "assay.targets", **common},
+        {"kind": "provider", "name": "acme-llm", "object": "acme_assay:ACME_LLM"}
+        | {"group": "assay.providers", **common},
         {"kind": "reporter", "name": "acme-csv", "object": "acme_assay:write_csv"}
         | {"group": "assay.reporters", **common},
     ]
@@ -140,6 +149,11 @@ def test_the_schema_describes_the_plugin_types(venv: Venv) -> None:
     graders = defs["TestCase"]["properties"]["assertions"]["items"]["discriminator"]["mapping"]
     assert graders["acme-word-limit"] == "#/$defs/WordLimit"
     assert graders["contains"] == "#/$defs/Contains"  # built-ins stay
+    openai_providers = defs["OpenAITarget"]["properties"]["provider"]["enum"]
+    assert "acme-llm" in openai_providers and "groq" in openai_providers
+    assert "acme-llm" not in defs["AnthropicTarget"]["properties"]["provider"]["enum"]
+    judge_provider = defs["JudgeSpec"]["properties"]["provider"]["anyOf"][0]
+    assert "acme-llm" in judge_provider["enum"]
 
 
 def test_validate_knows_the_plugin_types_and_suggests_them(venv: Venv) -> None:
@@ -158,6 +172,38 @@ def test_validate_knows_the_plugin_types_and_suggests_them(venv: Venv) -> None:
         "typo.eval.yaml:4 tests[0].assertions[0]: unknown grader type 'acme-word-limt'. "
         "Did you mean 'acme-word-limit'?"
     ) in bad.stderr
+
+
+def test_targets_and_judges_name_the_plugin_provider_and_typos_are_suggested(
+    venv: Venv,
+) -> None:
+    def judge(body: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+        return {"score": 0.9, "reasoning": "greets"}
+
+    with FakeOpenAIServer(judge=judge, api_key="acme-secret") as server:
+        env = {"ACME_LLM_BASE_URL": server.base_url, "ACME_API_KEY": "acme-secret"}
+        ran = venv.assay("run", "gateway/gateway.eval.yaml", "--json", "--no-cache", env=env)
+        models = sorted(r["model"] for r in server.requests)
+    assert ran.returncode == 0, ran.stderr
+    run = json.loads(ran.stdout)
+    (result,) = run["results"]
+    assert (result["output"], result["verdict"]) == ("hello", "pass")
+    assert [g["score"] for g in result["grader_results"]] == [1.0, 0.9]
+    assert models == ["acme-chat", "acme-judge"]  # both through the plugin's endpoint and key
+
+    unset = venv.assay("validate", "gateway/gateway.eval.yaml")
+    assert unset.returncode == 0, unset.stderr  # validate warns about the key, run refuses
+    assert "ACME_API_KEY is not set" in unset.stderr
+    write(
+        venv.work / "typo.eval.yaml",
+        "name: typo\ntarget: {type: openai, provider: acme-lm, model: m}\n"
+        "judge: {provider: acme-lm, model: j}\ntests:\n  - {id: a, input: q}\n",
+    )
+    bad = venv.assay("validate", "typo.eval.yaml")
+    assert (bad.returncode, "Traceback" in bad.stderr) == (2, False)
+    assert "unknown provider 'acme-lm'. Did you mean 'acme-llm'?" in bad.stderr
+    assert "typo.eval.yaml:2 target.provider" in bad.stderr
+    assert "typo.eval.yaml:3 judge.provider" in bad.stderr
 
 
 def test_a_run_uses_the_plugin_target_grader_and_report_format(venv: Venv) -> None:
@@ -210,3 +256,36 @@ def test_an_interrupted_run_of_plugin_types_is_resumed(venv: Venv) -> None:
     assert sorted(r["case_id"] for r in run["results"]) == [f"c{i:02d}" for i in range(n)]
     assert {(r["verdict"], r["output"][:3]) for r in run["results"]} == {("pass", "ok ")}
     assert os.path.getsize(db) > 0
+
+
+def test_an_interrupted_run_on_the_plugin_provider_is_resumed(venv: Venv) -> None:
+    n = 20
+    tests = "".join(f"  - {{id: g{i:02d}, input: word{i}}}\n" for i in range(n))
+    write(
+        venv.work / "gateway-slow.eval.yaml",
+        "name: gateway-slow\ntarget: {type: openai, provider: acme-llm, model: acme-chat}\n"
+        "execution: {concurrency: 1}\nassertions: [{type: contains, value: word}]\n"
+        "tests:\n" + tests,
+    )
+    db = venv.work / ".assay" / "assay.db"
+    with FakeOpenAIServer(latency_ms=100) as server:
+        env = {"ACME_LLM_BASE_URL": server.base_url, "ACME_API_KEY": "k"}
+        proc = venv.popen("run", "gateway-slow.eval.yaml", "--no-cache", env=env)
+        done, deadline = 0, time.monotonic() + 60
+        while done < 3 and time.monotonic() < deadline and proc.poll() is None:
+            if db.exists():
+                with SQLiteStore(db) as store:
+                    runs = store.list_runs(suite="gateway-slow")
+                    done = len(list(store.iter_case_results(runs[0].id))) if runs else 0
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 130, stderr
+        with SQLiteStore(db) as store:
+            (interrupted,) = store.list_runs(suite="gateway-slow")
+        resumed = venv.assay("run", "--resume", interrupted.id, "--json", "--no-cache", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    run = json.loads(resumed.stdout)
+    assert (run["id"], run["status"]) == (interrupted.id, "completed")
+    assert sorted(r["case_id"] for r in run["results"]) == [f"g{i:02d}" for i in range(n)]
+    assert {r["verdict"] for r in run["results"]} == {"pass"}

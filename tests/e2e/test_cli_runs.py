@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from assay.results import RunResult
-from assay.store import SQLiteStore
+from assay.store import RunFinish, SQLiteStore
 from tests.conftest import write
 from tests.e2e._cli import ASSAY, assay, assay_env
 
@@ -79,12 +79,12 @@ def test_i21_8_list_tells_completed_but_not_passed_from_aborted(tmp_path: Path) 
             store.create_run(run, {})
             store.finish_run(
                 run_id,
-                status=status,  # type: ignore[arg-type]
-                finished_at=started,
-                summary=RunSummary(total=1, passed=passed),
-                duration_ms=1.0,
-                token_usage=None,
-                cost_usd=None,
+                RunFinish(
+                    status=status,  # type: ignore[arg-type]
+                    finished_at=started,
+                    summary=RunSummary(total=1, passed=passed),
+                    duration_ms=1.0,
+                ),
             )
     db = ("--db", str(tmp_path / "runs.db"))
 

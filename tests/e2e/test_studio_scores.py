@@ -21,7 +21,7 @@ from assay.results import (
     RunSummary,
 )
 from assay.scoring import SummaryBuilder
-from assay.store import open_store
+from assay.store import RunFinish, open_store
 from tests._browser import screenshot_path
 from tests.conftest import write
 from tests.e2e._serve import ready, serving
@@ -98,12 +98,12 @@ def _store_run(path: Path, run_id: str, started_at: str, cases: list[CaseResult]
         store.add_case_results(run_id, cases)
         store.finish_run(
             run_id,
-            status="completed",
-            finished_at=started_at,
-            summary=builder.build(),
-            duration_ms=5000.0,
-            token_usage=None,
-            cost_usd=None,
+            RunFinish(
+                status="completed",
+                finished_at=started_at,
+                summary=builder.build(),
+                duration_ms=5000.0,
+            ),
         )
 
 

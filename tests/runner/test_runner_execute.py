@@ -22,16 +22,20 @@ from assay.results import (
     CaseResult,
     ErrorInfo,
     Message,
-    RegressionResult,
     RunResult,
-    RunStatus,
     RunSummary,
-    SchedulingStats,
     TokenUsage,
     ToolCall,
 )
 from assay.runner import RunOptions, _writer, execute, plan_run
-from assay.store import DeferredStore, MemorySink, SQLiteStore, StoreLocation, StoreWriter
+from assay.store import (
+    DeferredStore,
+    MemorySink,
+    RunFinish,
+    SQLiteStore,
+    StoreLocation,
+    StoreWriter,
+)
 from assay.targets.python import PythonTarget
 
 AGENT_SOURCE = """
@@ -128,7 +132,7 @@ class RecordingSink:
         self.calls: list[tuple[str, JSON]] = []
         self.results: list[CaseResult] = []
         self.created: RunResult | None = None
-        self.finished: dict[str, JSON] = {}
+        self.finished: RunFinish | None = None
 
     def create_run(self, run: RunResult, snapshot: dict[str, JSON]) -> None:
         self.created = run
@@ -144,27 +148,10 @@ class RecordingSink:
         for result in results:
             self.add_case_result(run_id, result)
 
-    def finish_run(
-        self,
-        run_id: str,
-        *,
-        status: RunStatus,
-        finished_at: str,
-        summary: RunSummary,
-        duration_ms: float,
-        token_usage: TokenUsage | None,
-        cost_usd: float | None,
-        scheduling: SchedulingStats | None = None,
-        regression: RegressionResult | None = None,
-    ) -> None:
+    def finish_run(self, run_id: str, finish: RunFinish) -> None:
         assert self.created is not None and run_id == self.created.id
-        self.calls.append(("finish_run", status))
-        self.finished = {
-            "summary": summary,
-            "finished_at": finished_at,
-            "token_usage": token_usage,
-            "cost_usd": cost_usd,
-        }
+        self.calls.append(("finish_run", finish.status))
+        self.finished = finish
 
 
 # -- concurrency and streaming -----------------------------------------------------------------
@@ -212,13 +199,13 @@ def test_results_stream_to_the_sink_as_each_case_finishes(agent: ModuleType) -> 
     assert all(n >= 1 for n in in_flight[:3]) and in_flight[3] == 0, in_flight
     assert sink.created is not None
     assert (sink.created.summary.total, sink.created.finished_at) == (0, None)
-    summary = sink.finished["summary"]
-    assert isinstance(summary, RunSummary)
+    assert sink.finished is not None
+    summary = sink.finished.summary
     assert (summary.total, summary.passed_count, summary.cases_pass_rate_pct) == (4, 4, 100.0)
     assert summary.passed is True
     assert finished.summary == summary
     assert finished.status == "completed"
-    assert finished.finished_at == sink.finished["finished_at"]
+    assert finished.finished_at == sink.finished.finished_at
 
 
 def test_the_summary_matches_the_streamed_results(agent: ModuleType) -> None:
@@ -685,8 +672,8 @@ def test_a_crash_inside_the_run_fails_it_and_surfaces_the_original_error(
         ("add_case_result", ("b", None)),
         ("finish_run", "failed"),
     ]
-    summary = sink.finished["summary"]
-    assert isinstance(summary, RunSummary)
+    assert sink.finished is not None
+    summary = sink.finished.summary
     assert (summary.total, summary.passed_count) == (2, 2)
 
 

@@ -18,7 +18,7 @@ from assay.results import (
 )
 from assay.scoring import SummaryBuilder
 from assay.server import create_app
-from assay.store import SQLiteStore, SQLStore
+from assay.store import RunFinish, SQLiteStore, SQLStore
 
 TOKEN = "s3cret-token"
 
@@ -75,12 +75,9 @@ def finish(store: SQLStore, run_id: str, finished_at: str) -> None:
         builder.add(case)
     store.finish_run(
         run_id,
-        status="completed",
-        finished_at=finished_at,
-        summary=builder.build(),
-        duration_ms=100.0,
-        token_usage=None,
-        cost_usd=None,
+        RunFinish(
+            status="completed", finished_at=finished_at, summary=builder.build(), duration_ms=100.0
+        ),
     )
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from assay.errors import UsageError
 from assay.results import CaseResult, RunResult, RunSummary
-from assay.store import DeferredStore, RawJSON, StoreWriter, open_store
+from assay.store import DeferredStore, RawJSON, RunFinish, StoreWriter, open_store
 
 MakeCase = Callable[..., CaseResult]
 
@@ -29,12 +29,12 @@ def _writer(deferred: DeferredStore) -> StoreWriter:
 def _finish(writer: StoreWriter, run_id: str, total: int) -> None:
     writer.finish_run(
         run_id,
-        status="completed",
-        finished_at="2025-01-02T03:05:00.000000Z",
-        summary=RunSummary(total=total, passed_count=total, passed=True),
-        duration_ms=12.5,
-        token_usage=None,
-        cost_usd=None,
+        RunFinish(
+            status="completed",
+            finished_at="2025-01-02T03:05:00.000000Z",
+            summary=RunSummary(total=total, passed_count=total, passed=True),
+            duration_ms=12.5,
+        ),
     )
 
 
@@ -126,12 +126,12 @@ def test_every_call_reaches_the_store_it_opens(
     deferred.add_case_results("run-0001", [make_case("b", score=0.1, verdict="fail")])
     deferred.finish_run(
         "run-0001",
-        status="completed",
-        finished_at="2025-01-02T03:05:00.000000Z",
-        summary=RunSummary(total=2, passed_count=1, failed_count=1, passed=True),
-        duration_ms=1.0,
-        token_usage=None,
-        cost_usd=None,
+        RunFinish(
+            status="completed",
+            finished_at="2025-01-02T03:05:00.000000Z",
+            summary=RunSummary(total=2, passed_count=1, failed_count=1, passed=True),
+            duration_ms=1.0,
+        ),
     )
     assert [r.id for r in deferred.list_runs(suite="support-bot", limit=5)] == ["run-0001"]
     assert deferred.count_runs(status="completed") == 1
@@ -152,12 +152,12 @@ def test_every_call_reaches_the_store_it_opens(
     deferred.create_run(make_run("run-0002"), {})
     deferred.finish_run(
         "run-0002",
-        status="interrupted",
-        finished_at="2025-01-02T03:06:00.000000Z",
-        summary=RunSummary(),
-        duration_ms=1.0,
-        token_usage=None,
-        cost_usd=None,
+        RunFinish(
+            status="interrupted",
+            finished_at="2025-01-02T03:06:00.000000Z",
+            summary=RunSummary(),
+            duration_ms=1.0,
+        ),
     )
     assert deferred.reopen_run("run-0002").status == "running"
     assert deferred.delete_run("run-0002", force=True) == "run-0002"

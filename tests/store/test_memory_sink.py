@@ -8,7 +8,7 @@ import pytest
 
 from assay.errors import UsageError
 from assay.results import CaseResult, RunResult, RunSummary
-from assay.store import MemorySink, ResultSink
+from assay.store import MemorySink, ResultSink, RunFinish
 
 MakeRun = Callable[..., RunResult]
 MakeCase = Callable[..., CaseResult]
@@ -17,12 +17,13 @@ MakeCase = Callable[..., CaseResult]
 def finish(sink: MemorySink, run_id: str = "run-0001") -> None:
     sink.finish_run(
         run_id,
-        status="completed",
-        finished_at="2025-01-02T03:09:00Z",
-        summary=RunSummary(total=2, passed_count=2, passed=True),
-        duration_ms=12.5,
-        token_usage=None,
-        cost_usd=0.5,
+        RunFinish(
+            status="completed",
+            finished_at="2025-01-02T03:09:00Z",
+            summary=RunSummary(total=2, passed_count=2, passed=True),
+            duration_ms=12.5,
+            cost_usd=0.5,
+        ),
     )
 
 
@@ -80,12 +81,7 @@ def test_refusals(make_run: MakeRun, make_case: MakeCase) -> None:
     with pytest.raises(UsageError, match="with status 'running'"):
         sink.finish_run(
             "run-0001",
-            status="running",
-            finished_at="x",
-            summary=RunSummary(),
-            duration_ms=0.0,
-            token_usage=None,
-            cost_usd=None,
+            RunFinish(status="running", finished_at="x", summary=RunSummary(), duration_ms=0.0),
         )
     finish(sink)
     with pytest.raises(UsageError, match=r"already finished \(status 'completed'\)"):

@@ -24,7 +24,7 @@ from sqlalchemy.engine.interfaces import ReflectedColumn
 
 from assay.errors import UsageError
 from assay.results import CaseResult, RunResult
-from assay.store import ConflictError, RunOwner, SQLStore, open_store
+from assay.store import ConflictError, RunFinish, RunOwner, SQLStore, open_store
 from assay.store._tables import runs
 
 MakeRun = Callable[..., RunResult]
@@ -183,12 +183,12 @@ def test_i22_10_a_finished_run_keeps_no_owner(store: SQLStore, make_run: MakeRun
     store.create_run(make_run("r1"), {})
     store.finish_run(
         "r1",
-        status="interrupted",
-        finished_at="2026-01-01T00:00:00Z",
-        summary=store.get_run("r1").summary,
-        duration_ms=1.0,
-        token_usage=None,
-        cost_usd=None,
+        RunFinish(
+            status="interrupted",
+            finished_at="2026-01-01T00:00:00Z",
+            summary=store.get_run("r1").summary,
+            duration_ms=1.0,
+        ),
     )
     assert store.run_owner("r1") is None
     store.reopen_run("r1")

@@ -10,7 +10,7 @@ from tests.store.test_store_contract import SUMMARY, finish
 
 from assay.errors import UsageError
 from assay.results import CaseResult, CaseScore, RegressionResult, RunResult
-from assay.store import Baseline, SQLStore
+from assay.store import Baseline, RunFinish, SQLStore
 from assay.store._sql import CASE_LEVEL
 from assay.store._tables import expected_outcome_results, grader_results, runs, samples
 
@@ -85,13 +85,13 @@ def _passing_run(
     store.create_run(run, {})
     store.finish_run(
         run_id,
-        status="completed",
-        finished_at=at,
-        summary=SUMMARY.model_copy(update={"passed": passed}),
-        duration_ms=1.0,
-        token_usage=None,
-        cost_usd=None,
-        regression=regression,
+        RunFinish(
+            status="completed",
+            finished_at=at,
+            summary=SUMMARY.model_copy(update={"passed": passed}),
+            duration_ms=1.0,
+            regression=regression,
+        ),
     )
 
 

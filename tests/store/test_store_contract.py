@@ -12,7 +12,7 @@ from sqlalchemy import delete, func, select
 
 from assay.errors import UsageError
 from assay.results import CaseResult, RunResult, RunStatus, RunSummary, TokenUsage
-from assay.store import SQLStore, open_store
+from assay.store import RunFinish, SQLStore, open_store
 from assay.store._tables import case_results, runs
 
 MakeRun = Callable[..., RunResult]
@@ -38,12 +38,14 @@ SUMMARY = RunSummary(
 def finish(store: SQLStore, run_id: str, status: RunStatus = "completed") -> None:
     store.finish_run(
         run_id,
-        status=status,
-        finished_at="2025-01-02T03:09:00.000000Z",
-        summary=SUMMARY,
-        duration_ms=295000.125,
-        token_usage=TokenUsage(input=1000, output=200),
-        cost_usd=0.0123,
+        RunFinish(
+            status=status,  # type: ignore[arg-type]
+            finished_at="2025-01-02T03:09:00.000000Z",
+            summary=SUMMARY,
+            duration_ms=295000.125,
+            token_usage=TokenUsage(input=1000, output=200),
+            cost_usd=0.0123,
+        ),
     )
 
 
@@ -186,12 +188,12 @@ def test_finished_run_refuses_a_second_finish(store: SQLStore, make_run: MakeRun
     with pytest.raises(UsageError, match=r"^cannot finish run 'run-0001': it is already finished"):
         store.finish_run(
             run.id,
-            status="completed",
-            finished_at="2030-01-01T00:00:00Z",
-            summary=RunSummary(total=99),
-            duration_ms=1.0,
-            token_usage=None,
-            cost_usd=None,
+            RunFinish(
+                status="completed",
+                finished_at="2030-01-01T00:00:00Z",
+                summary=RunSummary(total=99),
+                duration_ms=1.0,
+            ),
         )
     loaded = store.get_run(run.id)
     assert (loaded.status, loaded.finished_at, loaded.summary) == (
@@ -299,12 +301,12 @@ def test_i21_8_runs_filter_by_their_verdict_apart_from_aborted_ones(
         store.create_run(make_run(run_id, started_at=f"2025-01-02T03:0{minute}:00Z"), {})
         store.finish_run(
             run_id,
-            status=status,  # type: ignore[arg-type]
-            finished_at="2025-01-02T04:00:00Z",
-            summary=RunSummary(total=1, passed=passed),
-            duration_ms=1.0,
-            token_usage=None,
-            cost_usd=None,
+            RunFinish(
+                status=status,
+                finished_at="2025-01-02T04:00:00Z",
+                summary=RunSummary(total=1, passed=passed),
+                duration_ms=1.0,
+            ),
         )
     store.create_run(make_run("live", started_at="2025-01-02T03:09:00Z"), {})
 

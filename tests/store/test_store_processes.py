@@ -12,7 +12,7 @@ import multiprocessing
 from sqlalchemy import func, select
 
 from assay.results import CaseResult, GraderResult, RunConfigSnapshot, RunResult, RunSummary
-from assay.store import SQLStore, open_store
+from assay.store import RunFinish, SQLStore, open_store
 from assay.store._tables import grader_results
 
 PROCESSES = 4
@@ -45,12 +45,12 @@ def _writer(location: str, index: int) -> None:
             store.add_case_results(run.id, [result])
         store.finish_run(
             run.id,
-            status="completed",
-            finished_at="2026-01-01T00:01:00Z",
-            summary=RunSummary(total=CASES),
-            duration_ms=1.0,
-            token_usage=None,
-            cost_usd=None,
+            RunFinish(
+                status="completed",
+                finished_at="2026-01-01T00:01:00Z",
+                summary=RunSummary(total=CASES),
+                duration_ms=1.0,
+            ),
         )
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from assay.errors import UsageError
 from assay.results import CaseResult, RunResult, SchedulingStats
-from assay.store import SQLStore
+from assay.store import RunFinish, SQLStore
 
 MakeRun = Callable[..., RunResult]
 MakeCase = Callable[..., CaseResult]
@@ -75,12 +75,12 @@ def test_i22_10_of_processes_racing_to_resume_a_run_exactly_one_claims_it(
     store.create_run(make_run("r1", results=[make_case("a")]), {})
     store.finish_run(
         "r1",
-        status="interrupted",
-        finished_at="2026-01-01T00:00:00Z",
-        summary=store.get_run("r1").summary,
-        duration_ms=1.0,
-        token_usage=None,
-        cost_usd=None,
+        RunFinish(
+            status="interrupted",
+            finished_at="2026-01-01T00:00:00Z",
+            summary=store.get_run("r1").summary,
+            duration_ms=1.0,
+        ),
     )
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(6, mp_context=context) as pool:

@@ -24,8 +24,7 @@ def command(as_json: bool) -> None:
     loads (entry point groups assay.graders, assay.targets, assay.providers, assay.reporters).
 
     Every plugin is imported and checked as a run would; a plugin that cannot be used is
-    listed with its error (on stderr too), and the exit code is then 2. Providers are listed
-    without being loaded ("unchecked") until assay has a provider registry.
+    listed with its error (on stderr too), and the exit code is then 2.
     """
     from assay._plugins import GROUPS
     from assay.errors import PluginError

@@ -5,9 +5,10 @@ The models validate graders and targets with discriminated unions of the built-i
 `assay.graders`, `assay.targets`), every field holding one of those unions is switched to the
 union of all registered types and its model rebuilt, once per process, when the models are
 defined: validation, "did you mean" and `assay schema` then know the plugins exactly as they
-know the built-ins. With no plugin installed nothing changes. A plugin that cannot be loaded
-leaves the built-in unions in place and its error is raised by `require_plugins`, which every
-entry point that reads a suite or project file calls.
+know the built-ins. With no plugin installed nothing changes. Provider plugins
+(`assay.providers`) are loaded at the same moment, so a broken one is reported the same way. A
+plugin that cannot be loaded leaves the built-in unions in place and its error is raised by
+`require_plugins`, which every entry point that reads a suite or project file calls.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pydantic import BaseModel
 from assay._plugins import plugin_entries
 from assay.errors import PluginError
 from assay.graders import Composite, GraderSpec, grader_spec, plugin_graders
+from assay.providers import provider_presets
 from assay.targets import TargetSpec, plugin_targets, target_spec
 
 __all__ = ["install_plugin_types", "plugin_schema_problems", "require_plugins"]
@@ -57,6 +59,7 @@ def install_plugin_types(models: Sequence[type[BaseModel]]) -> None:
     """
     try:
         graders, targets = grader_spec(), target_spec()
+        provider_presets()  # `provider:` names are checked by name, no model to rebuild
     except PluginError as exc:
         _failure.append(exc)
         return
@@ -74,8 +77,8 @@ def require_plugins() -> None:
     """Raise the error of loading the installed plugins, if there was one.
 
     Raises:
-        PluginError: a grader or target plugin cannot be loaded (the message names the
-            package and the entry point).
+        PluginError: a grader, target or provider plugin cannot be loaded (the message
+            names the package and the entry point).
     """
     if _failure:
         raise _failure[0]

@@ -21,6 +21,7 @@ from assay.results import (
     Detail,
     ErrorInfo,
     GraderResult,
+    GraderResultFields,
     TargetOutput,
     TokenUsage,
     ToolCall,
@@ -267,7 +268,7 @@ class Grader(StrictModel, ABC):
             verdict = grader_verdict(score, self.min_score, ctx.threshold)
         # Only what differs from the defaults is passed: a deterministic grader's result is
         # built for every grader of every case, and each field given costs its validation.
-        fields: dict[str, Any] = {
+        fields: GraderResultFields = {
             "name": self.name or self.type,
             "type": self.type,
             "score": score,
@@ -295,7 +296,7 @@ class Grader(StrictModel, ABC):
         return GraderResult(**fields)
 
 
-def _add_judged(fields: dict[str, Any], m: Measurement) -> None:
+def _add_judged(fields: GraderResultFields, m: Measurement) -> None:
     """The fields judged and composite graders fill in, when they differ from the defaults."""
     if m.reasoning:
         fields["reasoning"] = m.reasoning

@@ -34,7 +34,6 @@ from assay.judge._schema import (
 from assay.judge._spec import JudgeSpec
 from assay.judge._templates import RenderedPrompt
 from assay.providers import (
-    PRESETS,
     ModelTurn,
     Pricing,
     Provider,
@@ -46,6 +45,7 @@ from assay.providers import (
     complete_with_retries,
     open_provider,
     openai_wire,
+    preset_named,
 )
 from assay.results import JSON, TokenUsage, add_usage
 
@@ -171,7 +171,7 @@ class JudgeClient:
         configured = spec.structured_output or "auto"
         self._auto = configured == "auto"
         self._mode: str = "json_schema" if self._auto else configured
-        preset = PRESETS[spec.resolved_provider]
+        preset = preset_named(spec.resolved_provider)
         self._wire: Literal["openai", "anthropic"] = (
             "anthropic" if preset.wire == "anthropic" else "openai"
         )

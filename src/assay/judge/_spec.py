@@ -13,29 +13,34 @@ from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
+from pydantic.config import JsonDict
 
 from assay._strict_model import StrictModel
-from assay.providers import PRESETS, check_preset
+from assay.providers import check_preset, preset_named, preset_names
 from assay.results import JSON
 
-__all__ = ["DEFAULT_API_KEY_ENV", "JudgeSpec", "judge_from_env", "merge_judges"]
-
-DEFAULT_API_KEY_ENV = {name: preset.api_key_env for name, preset in PRESETS.items()}
-"""Where the key is read from when `api_key_env` is not set (None: no key needed)."""
+__all__ = ["JudgeSpec", "judge_from_env", "merge_judges"]
 
 ENV_MODEL = "ASSAY_JUDGE_MODEL"
 ENV_BASE_URL = "ASSAY_JUDGE_BASE_URL"
+
+
+def _provider_names(schema: JsonDict) -> None:
+    """The `provider` field's choices in the JSON schema, read when the schema is made so
+    that installed provider plugins are among them."""
+    schema["enum"] = [*preset_names(("openai", "anthropic", "fake"))]
 
 
 class JudgeSpec(StrictModel):
     """An LLM judge: provider, model, endpoint and sampling (every field optional, so a level
     can override just one of them)."""
 
-    provider: Annotated[str, Field(json_schema_extra={"enum": sorted(PRESETS)})] | None = None
+    provider: Annotated[str, Field(json_schema_extra=_provider_names)] | None = None
     """Which service, as for targets: `openai` (the default), `azure`, `openrouter`, `groq`,
     `together`, `fireworks`, `deepseek`, `mistral`, `gemini`, `ollama`, `vllm`, `sglang`,
     `lmstudio`, `anthropic`, or `fake` (scripted offline verdicts from each test's
-    `metadata.fake_judge`). It fills `base_url` and `api_key_env` (docs/providers.md)."""
+    `metadata.fake_judge`), or one an installed package adds (docs/plugins.md). It fills
+    `base_url` and `api_key_env` (docs/providers.md)."""
     model: Annotated[str, Field(min_length=1)] | None = None
     """The judge model, e.g. `gpt-4.1-mini`; without one, no judge is configured."""
     base_url: str | None = None
@@ -89,7 +94,7 @@ class JudgeSpec(StrictModel):
     def resolved_api_key_env(self) -> str | None:
         """The key's variable; None when `api_key_env` is set to null or "" (no key needed)."""
         if "api_key_env" not in self.model_fields_set:
-            return DEFAULT_API_KEY_ENV[self.resolved_provider]
+            return preset_named(self.resolved_provider).api_key_env
         return self.api_key_env or None
 
     def describe(self) -> str:

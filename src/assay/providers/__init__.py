@@ -3,7 +3,8 @@
 A `Provider` sends wire-format request bodies to one endpoint and returns wire-format replies;
 `openai_wire` and `anthropic_wire` read them into `ModelTurn`s. Every failure is a
 `ProviderError`, retried (by the caller) under the one `RetryPolicy`. Presets name the services
-(`PRESETS`), `fake` answers offline from each test's `metadata`, `embed` is the embeddings call.
+(`PRESETS`; installed packages add more, `provider_presets`), `fake` answers offline from
+each test's `metadata`, `embed` is the embeddings call.
 """
 
 from __future__ import annotations
@@ -25,9 +26,13 @@ from assay.providers._presets import (
     ANTHROPIC_PRESETS,
     OPENAI_PRESETS,
     PRESETS,
+    PROVIDER_PLUGINS,
     Preset,
     Wire,
     check_preset,
+    preset_named,
+    preset_names,
+    provider_presets,
 )
 from assay.providers._pricing import Pricing
 from assay.providers._retry import DEFAULT_MAX_RETRIES, MAX_RETRY_DELAY_S, RetryPolicy
@@ -41,6 +46,7 @@ __all__ = [
     "NO_API_KEY",
     "OPENAI_PRESETS",
     "PRESETS",
+    "PROVIDER_PLUGINS",
     "Embeddings",
     "MalformedReplyError",
     "ModelTurn",
@@ -65,4 +71,7 @@ __all__ = [
     "fake_embedding",
     "open_provider",
     "openai_wire",
+    "preset_named",
+    "preset_names",
+    "provider_presets",
 ]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay.errors import UsageError
-from assay.providers._presets import PRESETS, Preset
+from assay.providers._presets import Preset, preset_named
 from assay.results import JSON, TokenUsage
 
 __all__ = ["NO_API_KEY", "Embeddings", "Provider", "ProviderConfig", "Purpose"]
@@ -60,7 +60,7 @@ class ProviderConfig:
     @property
     def preset(self) -> Preset:
         """The preset this configuration starts from."""
-        return PRESETS[self.provider]
+        return preset_named(self.provider)
 
     def endpoint(self) -> str:
         """The endpoint requests go to: `base_url`, else the preset's variable or default.

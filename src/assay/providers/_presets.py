@@ -3,22 +3,32 @@
 Every OpenAI-compatible service differs from OpenAI only in where it listens and which
 variable holds its key, so a preset is just those two (plus, for Azure, the deployment path and
 `api-version` query). `base_url` and `api_key_env` in a suite still win over a preset's.
+Installed packages add presets through the `assay.providers` entry-point group
+(`PROVIDER_PLUGINS`, `provider_presets`), taken by name exactly like the built-in ones.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
+from assay._plugins import PluginEntry, PluginSpec, described, load_plugins
 from assay._strict_model import suggest
+from assay.errors import PluginError
 
 __all__ = [
     "ANTHROPIC_PRESETS",
     "OPENAI_PRESETS",
     "PRESETS",
+    "PROVIDER_PLUGINS",
     "Preset",
     "Wire",
     "check_preset",
+    "preset_named",
+    "preset_names",
+    "provider_presets",
 ]
 
 Wire = Literal["openai", "anthropic", "fake"]
@@ -71,26 +81,84 @@ PRESETS: dict[str, Preset] = {
         Preset("fake", "fake", None, None, title="fake (scripted, offline)"),
     )
 }  # fmt: skip
-"""Every provider name a target or a judge accepts."""
+"""The built-in providers; `provider_presets` adds those installed packages declare."""
 
 OPENAI_PRESETS = sorted(n for n, p in PRESETS.items() if p.wire != "anthropic")
-"""The names an `openai` target accepts (every OpenAI-compatible service, and `fake`)."""
+"""The built-in names an `openai` target accepts (every OpenAI-compatible service, and `fake`);
+`preset_names` adds the installed plugins'."""
 ANTHROPIC_PRESETS = sorted(n for n, p in PRESETS.items() if p.wire != "openai")
-"""The names an `anthropic` target accepts (`anthropic`, and `fake`)."""
+"""The built-in names an `anthropic` target accepts (`anthropic`, and `fake`)."""
 
 
-def check_preset(name: str, allowed: list[str] | None = None) -> str:
-    """`name` if it is a known provider (among `allowed`), else a ValueError saying which are.
+def _plugin_preset(entry: PluginEntry, obj: object) -> str | None:
+    """What is wrong with `obj` as the provider named `entry.name`: it must be a `Preset` of
+    that name speaking a real wire (`fake` is assay's own)."""
+    if not isinstance(obj, Preset):
+        return f"it gives {described(obj)}, not an assay.providers.Preset"
+    if obj.name != entry.name:
+        return f"its Preset is named '{obj.name}'; name it '{entry.name}', as its entry point"
+    if obj.wire not in ("openai", "anthropic"):
+        return f"its Preset speaks '{obj.wire}'; a provider plugin speaks 'openai' or 'anthropic'"
+    if obj.base_url is None and obj.base_url_env is None:
+        return "its Preset has neither base_url nor base_url_env: no endpoint to call"
+    return None
+
+
+PROVIDER_PLUGINS = PluginSpec("provider", PRESETS, _plugin_preset)
+"""How provider plugins are taken: a `Preset` under a name no built-in provider has."""
+
+
+@functools.cache
+def provider_presets() -> dict[str, Preset]:
+    """Every provider a target or a judge accepts: the built-ins, then the presets installed
+    packages add (entry point group `assay.providers`), loaded once per process.
+
+    Raises:
+        PluginError: a provider plugin cannot be loaded, is not a Preset, or reuses a name.
+    """
+    loaded = load_plugins(PROVIDER_PLUGINS)  # each a Preset: `_plugin_preset` checked it
+    return {**PRESETS, **{n: p for n, p in loaded.items() if isinstance(p, Preset)}}
+
+
+def preset_named(name: str) -> Preset:
+    """The provider called `name`, built-in or plugin (a name `check_preset` accepted).
+
+    Raises:
+        KeyError: no provider has that name.
+    """
+    builtin = PRESETS.get(name)
+    return builtin if builtin is not None else provider_presets()[name]
+
+
+def preset_names(wires: Collection[Wire]) -> list[str]:
+    """The providers speaking one of `wires`, plugins included, sorted: the `enum` of a
+    `provider` field in `assay schema`, which editors offer. A plugin that cannot be loaded
+    is left out here (validating a suite that names it reports why)."""
+    try:
+        presets = provider_presets()
+    except PluginError:
+        presets = PRESETS
+    return sorted(n for n, p in presets.items() if p.wire in wires)
+
+
+def check_preset(name: str, wires: Collection[Wire] | None = None) -> str:
+    """`name` if it is a known provider (speaking one of `wires`), else a ValueError saying
+    which are. Installed provider plugins count, so they are suggested too.
 
     Raises:
         ValueError: The name is unknown, with "did you mean" and the list of known names.
+        PluginError: an installed provider plugin is broken (looked up for an unknown name).
     """
-    known = list(PRESETS) if allowed is None else allowed
+    builtin = PRESETS.get(name)
+    if builtin is not None and (wires is None or builtin.wire in wires):
+        return name
+    presets = provider_presets()
+    known = [n for n, p in presets.items() if wires is None or p.wire in wires]
     if name in known:
         return name
-    if name in PRESETS:
+    if name in presets:
         raise ValueError(
-            f"provider '{name}' speaks the {PRESETS[name].wire} protocol, which this target "
+            f"provider '{name}' speaks the {presets[name].wire} protocol, which this target "
             f"type does not; use one of: {', '.join(known)}"
         )
     raise ValueError(

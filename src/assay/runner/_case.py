@@ -8,7 +8,6 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from assay._concurrency import AdaptiveLimiter
 from assay.cache import ResponseCache, cache_key
@@ -19,6 +18,7 @@ from assay.judge import JudgePool
 from assay.results import (
     JSON,
     CaseResult,
+    CaseResultFields,
     ErrorInfo,
     ExpectedOutcomeResult,
     GraderResult,
@@ -365,7 +365,7 @@ class CaseRunner:
         output = runs[chosen.index][1]
         test = plan.test
         # Only what differs from the defaults is passed: each field given costs validation.
-        fields: dict[str, Any] = {
+        fields: CaseResultFields = {
             "case_id": test.id,
             "score": score,
             "verdict": verdict,
@@ -375,31 +375,55 @@ class CaseRunner:
             "duration_ms": round(sum(s.duration_ms for s in samples) / len(samples), 3),
             "input": _case_input(plan),
         }
-        unless_none: dict[str, Any] = {
-            "token_usage": usage,
-            "cost_usd": cost,
-            "error": error,
-            "score_ci95": ci,
-            "judge_token_usage": spend.token_usage,
-            "judge_cost_usd": spend.cost_usd,
-        }
-        fields.update((k, v) for k, v in unless_none.items() if v is not None)
-        unless_empty: dict[str, Any] = {
-            "grader_results": chosen.grader_results,
-            "expected_outcome_results": chosen.expected_outcome_results,
-            "messages": output.messages if output else None,
-            "tool_calls": output.tool_calls if output else None,
-            "tags": test.tags,
-            "samples": samples if plan.repeat > 1 else None,
-            "turns": chosen.turns,
-            "rejudged_scores": chosen.rejudged_scores,
-            "judge_calls": spend.calls,
-            "judge_errors": spend.errors,
-        }
-        fields.update((k, v) for k, v in unless_empty.items() if v)
+        if error is not None:
+            fields["error"] = error
+        if ci is not None:
+            fields["score_ci95"] = ci
+        if test.tags:
+            fields["tags"] = test.tags
+        if plan.repeat > 1:
+            fields["samples"] = samples
         if all(s.cached for s in samples):
             fields["cached"] = True
+        _add_spend(fields, usage, cost, spend)
+        _add_sample(fields, chosen, output)
         return CaseResult(**fields)
+
+
+def _add_spend(
+    fields: CaseResultFields, usage: TokenUsage | None, cost: float | None, spend: JudgeSpend
+) -> None:
+    """The target's and the judges' tokens and costs, where there are any."""
+    if usage is not None:
+        fields["token_usage"] = usage
+    if cost is not None:
+        fields["cost_usd"] = cost
+    if spend.token_usage is not None:
+        fields["judge_token_usage"] = spend.token_usage
+    if spend.cost_usd is not None:
+        fields["judge_cost_usd"] = spend.cost_usd
+    if spend.calls:
+        fields["judge_calls"] = spend.calls
+    if spend.errors:
+        fields["judge_errors"] = spend.errors
+
+
+def _add_sample(
+    fields: CaseResultFields, chosen: SampleResult, output: TargetOutput | None
+) -> None:
+    """What the representative sample holds, where it is not empty."""
+    if chosen.grader_results:
+        fields["grader_results"] = chosen.grader_results
+    if chosen.expected_outcome_results:
+        fields["expected_outcome_results"] = chosen.expected_outcome_results
+    if output is not None and output.messages:
+        fields["messages"] = output.messages
+    if output is not None and output.tool_calls:
+        fields["tool_calls"] = output.tool_calls
+    if chosen.turns:
+        fields["turns"] = chosen.turns
+    if chosen.rejudged_scores:
+        fields["rejudged_scores"] = chosen.rejudged_scores
 
 
 def _turn_input(given: str | list[InputMessage] | None) -> JSON:

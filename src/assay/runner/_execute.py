@@ -42,6 +42,7 @@ from assay.scoring import SummaryBuilder
 from assay.store import (
     RawJSON,
     ResultSink,
+    RunFinish,
     StoreUnavailableError,
     StoreWriter,
     StoreWriterEnded,
@@ -265,17 +266,7 @@ class _Execution:
 
 
 def _record_finish(records: ResultSink | StoreWriter, finished: RunResult) -> None:
-    records.finish_run(
-        finished.id,
-        status=finished.status,
-        finished_at=finished.finished_at or "",
-        summary=finished.summary,
-        duration_ms=finished.duration_ms,
-        token_usage=finished.token_usage,
-        cost_usd=finished.cost_usd,
-        scheduling=finished.scheduling,
-        regression=finished.regression,
-    )
+    records.finish_run(finished.id, RunFinish.of(finished))
 
 
 def _root_cause(failure: BaseException) -> BaseException:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         StoreUnavailableError,
         resume_refusal,
     )
+    from assay.store._finish import RunFinish
     from assay.store._location import DATABASE_URL_ENV, DEFAULT_DB_PATH, StoreLocation
     from assay.store._memory import MemorySink
     from assay.store._open import open_store
@@ -39,6 +40,7 @@ _MODULES = {
         "StoreUnavailableError",
         "resume_refusal",
     ],
+    "assay.store._finish": ["RunFinish"],
     "assay.store._location": ["DATABASE_URL_ENV", "DEFAULT_DB_PATH", "StoreLocation"],
     "assay.store._memory": ["MemorySink"],
     "assay.store._owner": ["RunOwner"],
@@ -68,6 +70,7 @@ __all__ = [
     "ResultSink",
     "ResultSort",
     "RunFacets",
+    "RunFinish",
     "RunOwner",
     "SQLStore",
     "SQLiteStore",

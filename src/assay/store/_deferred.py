@@ -16,14 +16,11 @@ from assay.results import (
     JSON,
     CaseResult,
     CaseScore,
-    RegressionResult,
     RunResult,
     RunStatus,
-    RunSummary,
-    SchedulingStats,
-    TokenUsage,
     Verdict,
 )
+from assay.store._finish import RunFinish
 from assay.store._location import StoreLocation, resolve_location
 from assay.store._process_writer import StoreWriter
 from assay.store._protocol import Store
@@ -97,27 +94,9 @@ class DeferredStore:
     def finish_run(
         self,
         run_id: str,
-        *,
-        status: RunStatus,
-        finished_at: str,
-        summary: RunSummary,
-        duration_ms: float,
-        token_usage: TokenUsage | None,
-        cost_usd: float | None,
-        scheduling: SchedulingStats | None = None,
-        regression: RegressionResult | None = None,
+        finish: RunFinish,
     ) -> None:
-        self._open().finish_run(
-            run_id,
-            status=status,
-            finished_at=finished_at,
-            summary=summary,
-            duration_ms=duration_ms,
-            token_usage=token_usage,
-            cost_usd=cost_usd,
-            scheduling=scheduling,
-            regression=regression,
-        )
+        self._open().finish_run(run_id, finish)
 
     def reopen_run(self, run_id: str, *, takeover: bool = False) -> RunResult:
         return self._open().reopen_run(run_id, takeover=takeover)

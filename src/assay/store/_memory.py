@@ -12,13 +12,9 @@ from assay.errors import UsageError
 from assay.results import (
     JSON,
     CaseResult,
-    RegressionResult,
     RunResult,
-    RunStatus,
-    RunSummary,
-    SchedulingStats,
-    TokenUsage,
 )
+from assay.store._finish import RunFinish
 
 __all__ = ["MemorySink"]
 
@@ -95,39 +91,19 @@ class MemorySink:
     def finish_run(
         self,
         run_id: str,
-        *,
-        status: RunStatus,
-        finished_at: str,
-        summary: RunSummary,
-        duration_ms: float,
-        token_usage: TokenUsage | None,
-        cost_usd: float | None,
-        scheduling: SchedulingStats | None = None,
-        regression: RegressionResult | None = None,
+        finish: RunFinish,
     ) -> None:
         """Mark the run finished; it is never changed again.
 
         Raises:
             UsageError: The run is unknown or already finished, or `status` is `running`.
         """
-        if status == "running":
+        if finish.status == "running":
             raise UsageError(
                 f"cannot finish run '{run_id}' with status 'running'; "
                 "use 'completed', 'interrupted' or 'failed'"
             )
-        run = self._require_running(run_id, "finish")
-        self._run = run.model_copy(
-            update={
-                "status": status,
-                "finished_at": finished_at,
-                "summary": summary,
-                "duration_ms": duration_ms,
-                "token_usage": token_usage,
-                "cost_usd": cost_usd,
-                "scheduling": scheduling,
-                "regression": regression,
-            }
-        )
+        self._run = finish.applied_to(self._require_running(run_id, "finish"))
 
     def _append(self, run_id: str, result: CaseResult) -> None:
         if result.case_id in self._case_ids:

@@ -35,14 +35,10 @@ from typing import IO, Any
 from assay.errors import UsageError, UserError
 from assay.results import (
     JSON,
-    RegressionResult,
     RunResult,
-    RunStatus,
-    RunSummary,
-    SchedulingStats,
-    TokenUsage,
 )
 from assay.store._errors import ConflictError, StoreUnavailableError
+from assay.store._finish import RunFinish
 from assay.store._location import StoreLocation
 from assay.store._owner import RunOwner
 
@@ -134,15 +130,7 @@ class StoreWriter:
     def finish_run(
         self,
         run_id: str,
-        *,
-        status: RunStatus,
-        finished_at: str,
-        summary: RunSummary,
-        duration_ms: float,
-        token_usage: TokenUsage | None,
-        cost_usd: float | None,
-        scheduling: SchedulingStats | None = None,
-        regression: RegressionResult | None = None,
+        finish: RunFinish,
     ) -> None:
         """`ResultSink.finish_run`, done by the process; waits until it is committed.
 
@@ -150,17 +138,7 @@ class StoreWriter:
             UsageError: The run does not exist or is finished.
             StoreWriterError: The database failed, or the process ended.
         """
-        fields = {
-            "status": status,
-            "finished_at": finished_at,
-            "summary": summary,
-            "duration_ms": duration_ms,
-            "token_usage": token_usage,
-            "cost_usd": cost_usd,
-            "scheduling": scheduling,
-            "regression": regression,
-        }
-        self._send(("finish", run_id, fields))
+        self._send(("finish", run_id, finish))
         self.receive()
 
     def _send(self, request: tuple[str, Any, Any]) -> None:

@@ -13,14 +13,11 @@ from assay.results import (
     JSON,
     CaseResult,
     CaseScore,
-    RegressionResult,
     RunResult,
     RunStatus,
-    RunSummary,
-    SchedulingStats,
-    TokenUsage,
     Verdict,
 )
+from assay.store._finish import RunFinish
 
 if TYPE_CHECKING:
     from assay.store._owner import RunOwner
@@ -50,15 +47,7 @@ class ResultSink(Protocol):
     def finish_run(
         self,
         run_id: str,
-        *,
-        status: RunStatus,
-        finished_at: str,
-        summary: RunSummary,
-        duration_ms: float,
-        token_usage: TokenUsage | None,
-        cost_usd: float | None,
-        scheduling: SchedulingStats | None = None,
-        regression: RegressionResult | None = None,
+        finish: RunFinish,
     ) -> None:
         """Mark a run finished; a finished run is never changed again."""
 

@@ -40,13 +40,12 @@ from assay.results import (
     RegressionResult,
     RunResult,
     RunStatus,
-    RunSummary,
-    SchedulingStats,
     TokenUsage,
     Verdict,
 )
 from assay.store._errors import ConflictError, NotFoundError, resume_refusal
 from assay.store._failures import report_failures
+from assay.store._finish import RunFinish
 from assay.store._location import StoreLocation
 from assay.store._migrate import migrate
 from assay.store._owner import RunOwner
@@ -289,15 +288,8 @@ class SQLStore:
     def finish_run(
         self,
         run_id: str,
+        finish: RunFinish,
         *,
-        status: RunStatus,
-        finished_at: str,
-        summary: RunSummary,
-        duration_ms: float,
-        token_usage: TokenUsage | None,
-        cost_usd: float | None,
-        scheduling: SchedulingStats | None = None,
-        regression: RegressionResult | None = None,
         owner: RunOwner | None = None,
     ) -> None:
         """Mark a run finished; from then on the run and its results never change.
@@ -306,25 +298,26 @@ class SQLStore:
             UsageError: The run does not exist or is already finished, or `status` is
                 `running`, or (with `owner`, from the store writer) another process runs it.
         """
-        if status == "running":
+        if finish.status == "running":
             raise UsageError(
                 f"cannot finish run '{run_id}' with status 'running'; "
                 "use 'completed', 'interrupted' or 'failed'"
             )
+        scheduling, regression = finish.scheduling, finish.regression
         with self._writes.begin() as conn:
             self._require_running(conn, run_id, "finish", owner)
             conn.execute(
                 update(runs)
                 .where(runs.c.id == run_id)
                 .values(
-                    status=status,
-                    finished_at=finished_at,
-                    summary=summary.model_dump(mode="json"),
-                    duration_ms=duration_ms,
-                    token_usage=_dump_usage(token_usage),
-                    cost_usd=cost_usd,
+                    status=finish.status,
+                    finished_at=finish.finished_at,
+                    summary=finish.summary.model_dump(mode="json"),
+                    duration_ms=finish.duration_ms,
+                    token_usage=_dump_usage(finish.token_usage),
+                    cost_usd=finish.cost_usd,
                     scheduling=scheduling.model_dump(mode="json") if scheduling else None,
-                    passed=summary.passed
+                    passed=finish.summary.passed
                     and (regression is None or regression.status != "critical"),
                     regression=_dump_regression(regression),
                     owner=None,
@@ -926,21 +919,21 @@ def _insert_many(
 
 
 def _run_from_row(row: Row[Any]) -> RunResult:
-    return RunResult.model_validate(
-        {
-            "id": row.id,
-            "suite": row.suite,
-            "target": row.target,
-            "status": row.status,
-            "started_at": row.started_at,
-            "finished_at": row.finished_at,
-            "config": row.config,
-            "summary": row.summary,
-            "duration_ms": row.duration_ms,
-            "token_usage": row.token_usage,
-            "cost_usd": row.cost_usd,
-            "assay_version": row.assay_version,
-            "scheduling": row.scheduling,
-            "regression": row.regression,
-        }
+    """The run a `runs` row stores (its JSON columns validated into their models); keyword by
+    keyword, so mypy checks each against `RunResult`."""
+    return RunResult(
+        id=row.id,
+        suite=row.suite,
+        target=row.target,
+        status=row.status,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        config=row.config,
+        summary=row.summary,
+        duration_ms=row.duration_ms,
+        token_usage=row.token_usage,
+        cost_usd=row.cost_usd,
+        assay_version=row.assay_version,
+        scheduling=row.scheduling,
+        regression=row.regression,
     )

@@ -59,7 +59,7 @@ def _serve() -> None:
 
 def _carry_out(store: SQLStore, request: tuple[str, Any, Any], owner: RunOwner | None) -> _Outcome:
     """One request of `StoreWriter`: `("add", run_id, documents)`, `("create", run,
-    snapshot)` or `("finish", run_id, fields)`, on behalf of the run's process `owner`."""
+    snapshot)` or `("finish", run_id, RunFinish)`, on behalf of the run's process `owner`."""
     kind, first, second = request
     try:
         if kind == "add":
@@ -67,7 +67,7 @@ def _carry_out(store: SQLStore, request: tuple[str, Any, Any], owner: RunOwner |
         elif kind == "create":
             store.create_run(first, second, owner=owner)
         else:
-            store.finish_run(first, **second, owner=owner)
+            store.finish_run(first, second, owner=owner)
     except Exception as exc:
         return _failure(exc)
     return None

@@ -19,7 +19,6 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from assay._strict_model import StrictModel
 from assay.errors import TargetError
-from assay.providers import PRESETS as PROVIDER_PRESETS
 from assay.providers import (
     ModelTurn,
     Pricing,
@@ -27,9 +26,11 @@ from assay.providers import (
     ProviderConfig,
     ProviderError,
     TurnCall,
+    Wire,
     check_preset,
     check_provider,
     open_provider,
+    preset_named,
 )
 from assay.results import JSON, Message, TargetOutput, TokenUsage, ToolCall, add_usage
 from assay.targets._base import Target, TargetRequest
@@ -116,8 +117,8 @@ class ChatModelTarget(Target):
 
     wire: ClassVar[Literal["openai", "anthropic"]]
     """The protocol the target builds its request bodies in."""
-    presets: ClassVar[list[str]]
-    """The provider names the target type accepts."""
+    provider_wires: ClassVar[tuple[Wire, ...]]
+    """The protocols of the providers the target type accepts (built-in and plugin)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -126,15 +127,17 @@ class ChatModelTarget(Target):
         default is its own provider's variable, so a config dumped without its defaults (a
         stored run plan) validates back to the same variable, `null` included."""
         if isinstance(data, dict) and "api_key_env" not in data:
-            preset = PROVIDER_PRESETS.get(str(data.get("provider", cls.wire)))
-            if preset is not None:
-                data = {**data, "api_key_env": preset.api_key_env}
+            try:
+                preset = preset_named(str(data.get("provider", cls.wire)))
+            except KeyError:  # an unknown provider: `_check_provider` reports it
+                return data
+            data = {**data, "api_key_env": preset.api_key_env}
         return data
 
     @field_validator("provider")
     @classmethod
     def _check_provider(cls, value: str) -> str:
-        return check_preset(value, cls.presets)
+        return check_preset(value, cls.provider_wires)
 
     @field_validator("extra_body")
     @classmethod
@@ -187,7 +190,7 @@ class ChatModelTarget(Target):
     def resolved_base_url(self) -> str:
         """The endpoint requests go to: `base_url`, else the preset's environment variable or
         default (named in the cache key, so it names the real endpoint)."""
-        if PROVIDER_PRESETS[self.provider].wire == "fake":
+        if preset_named(self.provider).wire == "fake":
             return "fake://scripted"
         return self.provider_config().endpoint()
 
@@ -232,7 +235,7 @@ class ChatModelTarget(Target):
             "body": self.request_body(self.first_messages(request)),
             "tool_results": request.metadata.get("tool_results"),
         }
-        if PROVIDER_PRESETS[self.provider].wire == "fake":
+        if preset_named(self.provider).wire == "fake":
             key["metadata"] = dict(request.metadata)  # the script is the fake model
         return key
 

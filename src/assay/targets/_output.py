@@ -20,7 +20,14 @@ from pydantic_core import PydanticCustomError
 
 from assay._strict_model import StrictModel
 from assay.errors import TargetError
-from assay.results import JSON, Message, TargetOutput, TokenUsage, ToolCall
+from assay.results import (
+    JSON,
+    Message,
+    TargetOutput,
+    TargetOutputFields,
+    TokenUsage,
+    ToolCall,
+)
 from assay.targets._otel import token_usage_from_spans, tool_calls_from_spans
 
 __all__ = ["parse_target_output", "parse_text_output", "with_duration"]
@@ -138,7 +145,7 @@ class _WireOutput(StrictModel):
         token_usage = self.token_usage
         if token_usage is None and self.spans:
             token_usage = token_usage_from_spans(self.spans)
-        fields: dict[str, Any] = {
+        fields: TargetOutputFields = {
             "output": self.output,
             "messages": messages,
             "tool_calls": tool_calls,

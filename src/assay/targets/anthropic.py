@@ -10,13 +10,20 @@ from __future__ import annotations
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
+from pydantic.config import JsonDict
 
-from assay.providers import ANTHROPIC_PRESETS, ModelTurn, anthropic_wire
+from assay.providers import ModelTurn, Wire, anthropic_wire, preset_names
 from assay.results import JSON
 from assay.targets._base import TargetRequest
 from assay.targets._chat import ChatModelTarget
 
 __all__ = ["AnthropicTarget"]
+
+
+def _provider_names(schema: JsonDict) -> None:
+    """The `provider` field's choices in the JSON schema, read when the schema is made so
+    that installed provider plugins are among them."""
+    schema["enum"] = [*preset_names(("anthropic", "fake"))]
 
 
 class AnthropicTarget(ChatModelTarget):
@@ -28,15 +35,16 @@ class AnthropicTarget(ChatModelTarget):
 
     type: Literal["anthropic"]
     """Target type discriminator."""
-    provider: Annotated[str, Field(json_schema_extra={"enum": ANTHROPIC_PRESETS})] = "anthropic"
-    """`anthropic`, or `fake` for scripted offline replies from each test's `metadata`."""
+    provider: Annotated[str, Field(json_schema_extra=_provider_names)] = "anthropic"
+    """`anthropic`, `fake` for scripted offline replies from each test's `metadata`, or an
+    Anthropic-protocol provider an installed package adds (docs/plugins.md)."""
     api_key_env: str | None = "ANTHROPIC_API_KEY"
     """Environment variable holding the API key; `null` for a local server without auth."""
     max_tokens: Annotated[int, Field(ge=1)] = 1024
     """Upper bound on generated tokens per model call (the Messages API requires one)."""
 
     wire: ClassVar[Literal["openai", "anthropic"]] = "anthropic"
-    presets: ClassVar[list[str]] = ANTHROPIC_PRESETS
+    provider_wires: ClassVar[tuple[Wire, ...]] = ("anthropic", "fake")
 
     def first_messages(self, request: TargetRequest) -> list[JSON]:
         """The test's messages as Messages API turns; system messages stay as `role: system`

@@ -12,8 +12,9 @@ import dataclasses
 from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
+from pydantic.config import JsonDict
 
-from assay.providers import OPENAI_PRESETS, ModelTurn, ProviderConfig, openai_wire
+from assay.providers import ModelTurn, ProviderConfig, Wire, openai_wire, preset_names
 from assay.results import JSON
 from assay.targets._base import TargetRequest
 from assay.targets._chat import ChatModelTarget
@@ -21,6 +22,12 @@ from assay.targets._chat import ChatModelTarget
 __all__ = ["OpenAITarget"]
 
 _SAMPLING = ("temperature", "top_p", "max_tokens", "seed", "stop")
+
+
+def _provider_names(schema: JsonDict) -> None:
+    """The `provider` field's choices in the JSON schema, read when the schema is made so
+    that installed provider plugins are among them."""
+    schema["enum"] = [*preset_names(("openai", "fake"))]
 
 
 class OpenAITarget(ChatModelTarget):
@@ -32,11 +39,11 @@ class OpenAITarget(ChatModelTarget):
 
     type: Literal["openai"]
     """Target type discriminator."""
-    provider: Annotated[str, Field(json_schema_extra={"enum": OPENAI_PRESETS})] = "openai"
+    provider: Annotated[str, Field(json_schema_extra=_provider_names)] = "openai"
     """Which OpenAI-compatible service: `openai`, `azure`, `openrouter`, `groq`, `together`,
     `fireworks`, `deepseek`, `mistral`, `gemini`, `ollama`, `vllm`, `sglang`, `lmstudio`, or
-    `fake` (scripted offline replies). It fills `base_url` and `api_key_env` unless they are set
-    (docs/providers.md)."""
+    `fake` (scripted offline replies), or one an installed package adds (docs/plugins.md).
+    It fills `base_url` and `api_key_env` unless they are set (docs/providers.md)."""
     api_key_env: str | None = "OPENAI_API_KEY"
     """Environment variable holding the API key (default: the provider's, e.g.
     `OPENAI_API_KEY`, `GROQ_API_KEY`, none for local servers); `null` for a server without
@@ -52,7 +59,7 @@ class OpenAITarget(ChatModelTarget):
     `extra_body: {max_completion_tokens: N}` instead)."""
 
     wire: ClassVar[Literal["openai", "anthropic"]] = "openai"
-    presets: ClassVar[list[str]] = OPENAI_PRESETS
+    provider_wires: ClassVar[tuple[Wire, ...]] = ("openai", "fake")
 
     @model_validator(mode="after")
     def _check_azure(self) -> Self:
