@@ -286,10 +286,8 @@ def _gathered(case: CaseResult) -> tuple[list[str], list[str]]:
                 hits.extend(prefix + h for h in result.hits)
                 misses.extend(prefix + m for m in result.misses)
         return hits, misses
-    for result in case.grader_results:
-        hits.extend(result.hits)
-        misses.extend(result.misses)
-    return hits, misses
+    results = case.grader_results
+    return [h for r in results for h in r.hits], [m for r in results for m in r.misses]
 
 
 class RunConfigSnapshot(BaseModel):

@@ -67,4 +67,10 @@ def _sample_fallbacks(sample: SampleResult) -> Iterator[Fallback]:
 
 def count_fallbacks(case: CaseResult) -> int:
     """How many judge fallbacks a case result holds (what `judge_fallback_count` adds up)."""
-    return len(case_fallbacks(case))
+    if (
+        case.samples
+        or case.turns
+        or any(r.fallback is not None or r.children for r in case.grader_results)
+    ):
+        return len(case_fallbacks(case))
+    return 0  # the common case, checked without building anything: once per stored case
