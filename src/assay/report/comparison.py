@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from assay.report import _numbers as fmt
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
@@ -30,28 +32,6 @@ _GATE_MARK: dict[GateState, tuple[str, str]] = {
     "not_significant": ("~ not significant", "yellow"),
     "skipped": ("—", "dim"),
 }
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.1f}%"
-
-
-def _points(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:+.1f} pt"
-
-
-def _score(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}"
-
-
-def _ms(value: float | None) -> str:
-    """A latency with the digits that tell it apart: a fast function's 0.3 ms is not "0 ms"
-    (two such runs would show "0 ms → 0 ms, -37%")."""
-    if value is None:
-        return "—"
-    if value >= 10:
-        return f"{value:,.0f} ms"
-    return f"{value:.1f} ms" if value >= 1 else f"{value:.3f} ms"
 
 
 def render_comparison(
@@ -81,24 +61,24 @@ def render_comparison(
 
     table.add_row(
         "pass rate",
-        _pct(s.base_pass_rate),
-        _pct(s.head_pass_rate),
-        _points(s.pass_rate_delta),
+        fmt.percent(s.base_pass_rate),
+        fmt.percent(s.head_pass_rate),
+        fmt.points(s.pass_rate_delta),
         f"drop ≤ {t.max_pass_rate_drop * 100:.1f} pt",
         mark(s.gates["pass_rate"]),
     )
     table.add_row(
         "average score",
-        _pct(s.base_avg_score),
-        _pct(s.head_avg_score),
-        _points(s.avg_score_delta),
+        fmt.percent(s.base_avg_score),
+        fmt.percent(s.head_avg_score),
+        fmt.points(s.avg_score_delta),
         f"drop ≤ {t.max_avg_score_drop * 100:.1f} pt",
         mark(s.gates["avg_score"]),
     )
     table.add_row(
         "mean latency",
-        _ms(s.base_mean_latency_ms),
-        _ms(s.head_mean_latency_ms),
+        fmt.latency(s.base_mean_latency_ms),
+        fmt.latency(s.head_mean_latency_ms),
         "—" if s.latency_increase_pct is None else f"{s.latency_increase_pct:+.1f}%",
         f"rise ≤ {t.max_latency_increase_pct:.1f}%",
         mark(s.gates["latency"]),
@@ -139,7 +119,7 @@ def _statistics_lines(result: Comparison) -> tuple[Text, Text]:
         lo, hi = st.mean_delta_ci95
         noise = "excludes 0" if lo > 0 or hi < 0 else "includes 0: could be noise"
         line.append(
-            f"mean score change {_points(st.mean_delta)}, 95% CI "
+            f"mean score change {fmt.points(st.mean_delta)}, 95% CI "
             f"[{lo * 100:+.1f}, {hi * 100:+.1f}] pt over {st.paired_cases:,} paired cases "
             f"({noise})"
         )
@@ -177,4 +157,4 @@ def _changes_table(cases: list[CaseComparison]) -> Table | None:
 
 
 def _verdict(verdict: str | None, score: float | None) -> str:
-    return "—" if verdict is None else f"{verdict} {_score(score)}"
+    return "—" if verdict is None else f"{verdict} {fmt.score(score)}"

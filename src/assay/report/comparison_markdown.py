@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from assay.report import _numbers as fmt
 from assay.report._escape import md_cell, md_code, md_text
 
 if TYPE_CHECKING:
@@ -29,24 +30,6 @@ _GATE: dict[GateState, str] = {
 }
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:.1f}%"
-
-
-def _points(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:+.1f} pt"
-
-
-def _ms(value: float | None) -> str:
-    """A latency with the digits that tell it apart: a fast function's 0.3 ms is not "0 ms"
-    (two such runs would show "0 ms → 0 ms, -37%")."""
-    if value is None:
-        return "—"
-    if value >= 10:
-        return f"{value:,.0f} ms"
-    return f"{value:.1f} ms" if value >= 1 else f"{value:.3f} ms"
-
-
 def comparison_markdown(result: Comparison, base: RunResult, head: RunResult) -> str:
     """The comparison as one Markdown document."""
     return "".join(_chunks(result, base, head))
@@ -64,12 +47,14 @@ def _chunks(result: Comparison, base: RunResult, head: RunResult) -> Iterator[st
     yield "| | base | head | change | allowed | gate |\n|---|---:|---:|---:|---|---|\n"
     latency = "—" if s.latency_increase_pct is None else f"{s.latency_increase_pct:+.1f}%"
     rows = (
-        ("pass rate", _pct(s.base_pass_rate), _pct(s.head_pass_rate), _points(s.pass_rate_delta),
-         f"drop ≤ {t.max_pass_rate_drop * 100:.1f} pt", _GATE[s.gates["pass_rate"]]),
-        ("average score", _pct(s.base_avg_score), _pct(s.head_avg_score),
-         _points(s.avg_score_delta), f"drop ≤ {t.max_avg_score_drop * 100:.1f} pt",
+        ("pass rate", fmt.percent(s.base_pass_rate), fmt.percent(s.head_pass_rate),
+         fmt.points(s.pass_rate_delta), f"drop ≤ {t.max_pass_rate_drop * 100:.1f} pt",
+         _GATE[s.gates["pass_rate"]]),
+        ("average score", fmt.percent(s.base_avg_score), fmt.percent(s.head_avg_score),
+         fmt.points(s.avg_score_delta), f"drop ≤ {t.max_avg_score_drop * 100:.1f} pt",
          _GATE[s.gates["avg_score"]]),
-        ("mean latency", _ms(s.base_mean_latency_ms), _ms(s.head_mean_latency_ms), latency,
+        ("mean latency", fmt.latency(s.base_mean_latency_ms),
+         fmt.latency(s.head_mean_latency_ms), latency,
          f"rise ≤ {t.max_latency_increase_pct:.1f}%", _GATE[s.gates["latency"]]),
         ("cases", f"{s.base_cases:,}", f"{s.head_cases:,}", "", "", ""),
     )  # fmt: skip
