@@ -36,6 +36,7 @@ had received (a client that sends a body the server refuses may see either)."""
 def _read_response(sock: socket.socket) -> tuple[int, dict[str, object]]:
     """The status and JSON body of the response on `sock` (closed by the server or complete)."""
     data = b""
+    complete = False
     while True:
         try:
             chunk = sock.recv(65536)
@@ -47,8 +48,11 @@ def _read_response(sock: socket.socket) -> tuple[int, dict[str, object]]:
         head, _, body = data.partition(b"\r\n\r\n")
         length = re.search(rb"(?im)^content-length: *(\d+)", head)
         if length and len(body) >= int(length.group(1)):
+            complete = True
             break
-    if not data:
+    if not complete:
+        # Reset while the client was still sending: the kernel may drop the answer, or
+        # part of it, as the connection resets.
         return _RESET, {}
     head, _, body = data.partition(b"\r\n\r\n")
     status = int(head.split(b" ", 2)[1])

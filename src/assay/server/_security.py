@@ -132,8 +132,20 @@ class TokenGate:
 
 
 async def _refuse(error: ApiError, scope: Scope, receive: Receive, send: Send) -> None:
-    """Answer `error` without reading the request's body, and close the connection after."""
-    headers = {**(error.headers or {}), "Connection": "close"}
+    """Answer `error` without holding more than a small body.
+
+    A body declared at most `SMALL_BODY_BYTES` long is read and dropped first, and the
+    connection stays usable: closing a socket with unread bytes makes the kernel reset it,
+    and the client may then lose the answer itself. Any other body is never read, and the
+    connection is closed after the answer, so the rest of it is never received.
+    """
+    headers = dict(error.headers or {})
+    declared = _content_length(scope)
+    if declared is not None and declared <= SMALL_BODY_BYTES:
+        while (await receive()).get("more_body", False):
+            pass
+    else:
+        headers["Connection"] = "close"
     response = error_response(
         error.status_code, error.type, str(error.detail), error.details, headers
     )
