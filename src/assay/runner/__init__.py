@@ -1,5 +1,6 @@
 """The runner: plans a suite against a target and executes it with bounded concurrency."""
 
+from assay.providers import DEFAULT_MAX_RETRIES, RetryPolicy
 from assay.runner._case import CaseRunner
 from assay.runner._dispatch import RayOptions
 from assay.runner._execute import Resume, execute, new_run_id, snapshot_of
@@ -19,7 +20,6 @@ from assay.runner._resume import (
     plan_from_snapshot,
     stored_suite_file,
 )
-from assay.runner._retry import DEFAULT_MAX_RETRIES, RetryPolicy
 
 __all__ = [
     "DEFAULT_CONCURRENCY",

@@ -15,6 +15,7 @@ from assay.config import InputMessage
 from assay.errors import TargetError
 from assay.graders import ExpectedOutcomes, Grader, GradingContext, grade_all, outcome_results
 from assay.judge import JudgePool
+from assay.providers import RetryPolicy
 from assay.results import (
     JSON,
     CaseResult,
@@ -32,7 +33,6 @@ from assay.results import (
     add_usage,
 )
 from assay.runner._plan import CasePlan
-from assay.runner._retry import RetryPolicy
 from assay.scoring import (
     CaseOutcome,
     JudgeSpend,

@@ -15,10 +15,10 @@ from typing import Protocol
 from assay._concurrency import AdaptiveLimiter
 from assay.cache import ResponseCache
 from assay.judge import JudgePool
+from assay.providers import RetryPolicy
 from assay.results import CaseResult, SchedulingStats
 from assay.runner._case import CaseRunner
 from assay.runner._plan import CasePlan, RunPlan
-from assay.runner._retry import RetryPolicy
 
 __all__ = ["Dispatcher", "LocalDispatch", "RayOptions", "WriteResult"]
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from assay._version import __version__
 from assay.cache import ResponseCache
+from assay.providers import RetryPolicy
 from assay.results import (
     JSON,
     CaseResult,
@@ -35,7 +36,6 @@ from assay.results import (
 from assay.runner._dispatch import Dispatcher, LocalDispatch, RayOptions
 from assay.runner._plan import RunOptions, RunPlan, check_api_keys, iter_cases
 from assay.runner._regression import RegressionTracker, track_new_run, track_resumed_run
-from assay.runner._retry import RetryPolicy
 from assay.runner._warm import warm_up_graders
 from assay.runner._writer import GroupWriter, start_writer_process
 from assay.scoring import SummaryBuilder

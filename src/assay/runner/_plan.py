@@ -23,9 +23,9 @@ from assay.config import (
 from assay.errors import ConfigError, ConfigIssue, UsageError
 from assay.graders import ExpectedOutcomes, Grader
 from assay.judge import JudgeSpec, judge_from_env, merge_judges
+from assay.providers import DEFAULT_MAX_RETRIES
 from assay.results import JSON, Message, RunConfigSnapshot
 from assay.runner._regression import RegressionSettings, regression_settings
-from assay.runner._retry import DEFAULT_MAX_RETRIES
 from assay.scoring import (
     DEFAULT_CASES_PASS_THRESHOLD,
     DEFAULT_METRICS_PASS_THRESHOLD,

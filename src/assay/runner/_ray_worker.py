@@ -18,11 +18,11 @@ from assay._concurrency import AdaptiveLimiter
 from assay.cache import CacheMode, ResponseCache
 from assay.errors import UsageError, UserError
 from assay.judge import JudgePool
+from assay.providers import RetryPolicy
 from assay.results import JSON
 from assay.runner._case import CaseRunner
 from assay.runner._plan import RunPlan
 from assay.runner._resume import plan_from_snapshot
-from assay.runner._retry import RetryPolicy
 
 __all__ = ["Batch", "CaseWorker", "WorkerSettings", "WorkerStats"]
 
