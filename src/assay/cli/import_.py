@@ -37,8 +37,8 @@ def promptfoo(config: Path, output: Path, force: bool) -> None:
     """
     from assay.cli._output import print_warnings
     from assay.config._datasets import display_path
-    from assay.config._promptfoo import convert_promptfoo
     from assay.errors import UsageError
+    from assay.interop.promptfoo import convert_promptfoo
 
     if output.exists() and not force:
         raise UsageError(f"{output} already exists; pass --force to overwrite it")

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from assay.config._agentv import rewrite_agentv_suite
 from assay.config._aliases import rewrite_project, rewrite_suite
 from assay.config._datasets import display_path
 from assay.config._errors import issues_from_validation
@@ -23,6 +22,7 @@ from assay.config._suite import ProjectConfig, Suite, SuiteTests
 from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.graders import Grader
+from assay.interop.agentv import rewrite_agentv_suite
 from assay.results import JSON
 
 __all__ = [

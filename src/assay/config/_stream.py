@@ -18,7 +18,6 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from assay.config._agentv import AgentVTests
 from assay.config._aliases import rewrite_test
 from assay.config._checks import SuiteChecker
 from assay.config._datasets import iter_tests
@@ -26,6 +25,7 @@ from assay.config._errors import issues_from_validation
 from assay.config._suite import Suite, SuiteTests, TestCase
 from assay.config._yaml import Located, LocPath, SourceMap
 from assay.errors import ConfigError, ConfigIssue
+from assay.interop.agentv import AgentVTests
 from assay.results import JSON
 
 __all__ = ["DocumentWriter", "TestsReader", "read_dataset"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from assay.config._agentv_detect import substitute_vars
+from assay.interop.agentv._detect import substitute_vars
 from assay.results import JSON
 
 __all__ = ["Mapped", "judge_of", "map_assertion"]

@@ -3,7 +3,7 @@
 promptfoo evaluates prompts × providers × tests. An assay run has one target, so each provider
 becomes a named target of the suite (the first is the default; `assay run --target NAME`
 picks another), and each prompt × test becomes a case whose `input` is the prompt rendered
-with the test's `vars`. Assertions map to graders (assay.config._promptfoo_asserts); what has no
+with the test's `vars`. Assertions map to graders (assay.interop.promptfoo._asserts); what has no
 equivalent is listed in one warning with what to do. The conversion is pure data: the caller
 writes the file. See docs/migrating-from-promptfoo.md.
 """
@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assay.config._promptfoo_asserts import Mapped, judge_of, map_assertion
 from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml, parse_yaml
 from assay.errors import ConfigError, ConfigIssue
+from assay.interop.promptfoo._asserts import Mapped, judge_of, map_assertion
 from assay.results import JSON
 
 __all__ = ["Conversion", "convert_promptfoo"]

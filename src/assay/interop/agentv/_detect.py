@@ -1,7 +1,7 @@
 """Whether a document is an AgentV eval file, and AgentV's `{{ var }}` test variables.
 
 A document is AgentV's when it uses a key or shape only AgentV has; assay suites never match,
-so they are never rewritten (see assay.config._agentv).
+so they are never rewritten (see assay.interop.agentv._rewrite).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """AgentV v4 eval files load as they are and run offline with the expected verdicts (SPEC §2).
 
-The fixtures in tests/config/interop/agentv/ are AgentV-format suites; judged graders are
+The fixtures in tests/interop/fixtures/agentv/ are AgentV-format suites; judged graders are
 answered by the fake OpenAI server's scripted judge.
 """
 
@@ -23,7 +23,7 @@ from assay.store import MemorySink
 from assay.testing import FakeOpenAIServer
 from tests.conftest import write
 
-FIXTURES = Path(__file__).parent / "interop" / "agentv"
+FIXTURES = Path(__file__).parent / "fixtures" / "agentv"
 RUBRIC_IDS = ("criterion-1", "criterion-2", "success-codes", "client-errors", "factual-accuracy")
 RUBRIC_IDS += ("brevity", "no-invention")
 LOW = ("The answer is 5.", "pick a lock", "200 OK means success.")
@@ -267,7 +267,7 @@ def test_an_assay_suite_is_never_rewritten(tmp_path: Path) -> None:
 
 
 def test_vars_keep_a_whole_placeholder_typed_and_leave_unknown_names() -> None:
-    from assay.config._agentv_detect import substitute_vars
+    from assay.interop.agentv._detect import substitute_vars
 
     assert substitute_vars("{{ n }}", {"n": 3}) == 3
     assert substitute_vars("a {{n}} {{ m }}", {"n": 3}) == "a 3 {{ m }}"

@@ -15,15 +15,15 @@ import json
 import re
 from pathlib import Path
 
-from assay.config._agentv_detect import (
+from assay.config._yaml import LocPath, SourceMap
+from assay.errors import ConfigIssue
+from assay.interop.agentv._detect import (
     agentv_marker,
     is_message_list,
     substitute_vars,
     tests_marker,
 )
-from assay.config._agentv_graders import GraderRewriter, rubric_items
-from assay.config._yaml import LocPath, SourceMap
-from assay.errors import ConfigIssue
+from assay.interop.agentv._graders import GraderRewriter, rubric_items
 from assay.results import JSON
 
 __all__ = ["AgentVTests", "rewrite_agentv_suite"]

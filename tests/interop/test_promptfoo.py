@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 
 from assay.config import LoadedSuite, load_project, parse_suite
-from assay.config._promptfoo import Conversion, convert_promptfoo
 from assay.errors import ConfigError
+from assay.interop.promptfoo import Conversion, convert_promptfoo
 from assay.results import RunResult
 from assay.runner import RunOptions, execute, plan_run
 from assay.store import MemorySink
 from assay.testing import FakeOpenAIServer
 from tests.conftest import write
 
-FIXTURES = Path(__file__).parent / "interop" / "promptfoo"
+FIXTURES = Path(__file__).parent / "fixtures" / "promptfoo"
 
 REPLIES = {
     "What is the capital of France? Answer in one word.": "Paris",
