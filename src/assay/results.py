@@ -32,6 +32,7 @@ __all__ = [
     "RunSummary",
     "SampleResult",
     "SchedulingStats",
+    "StopReason",
     "TargetOutput",
     "TargetOutputFields",
     "TokenUsage",
@@ -49,6 +50,8 @@ JSON: TypeAlias = Any
 Verdict = Literal["pass", "borderline", "fail", "error"]
 RunStatus = Literal["running", "completed", "interrupted", "failed"]
 RegressionStatus = Literal["new", "clean", "warning", "critical"]
+StopReason = Literal["stop_when", "done", "max_turns", "error"]
+"""Why a simulated conversation ended (SPEC §2.1; `error`: the agent or the simulator failed)."""
 CaseChange = Literal["regressed", "improved", "unchanged", "new", "removed"]
 
 
@@ -189,6 +192,12 @@ class TurnResult(_Result):
     grader_results: list[GraderResult] = Field(default_factory=list)
     expected_outcome_results: list[ExpectedOutcomeResult] = Field(default_factory=list)
     """The judge's verdict on each of this turn's `expected_outcomes`."""
+    stop_reason: StopReason | None = None
+    """On the last turn of a simulated conversation (SPEC §2.1): why it ended. Its other
+    turns, and scripted conversations, have none."""
+    stop_detail: str = ""
+    """What ended it: the `stop_when` grader that passed, the simulator's reason for `done`,
+    or the error."""
 
 
 class SampleResult(_Result):
@@ -275,11 +284,12 @@ class CaseResult(_Result):
 
 
 def _gathered(case: CaseResult) -> tuple[list[str], list[str]]:
-    """The hits and misses of a case's graders in grader order (of every turn, for a
-    conversation, whose `grader_results` are its last turn's)."""
+    """The hits and misses of a case's graders in grader order (of every turn, for a scripted
+    conversation, whose `grader_results` are its last turn's; a simulated one is graded on its
+    whole transcript, its turns only carry the `stop_when` checks)."""
     hits: list[str] = []
     misses: list[str] = []
-    if case.turns:
+    if case.turns and case.turns[-1].stop_reason is None:  # scripted: graded turn by turn
         for turn in case.turns:
             prefix = f"turn {turn.index}: "
             for result in turn.grader_results:

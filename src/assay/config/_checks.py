@@ -83,6 +83,11 @@ NEEDS_JUDGE = (
     "assay.yaml, pass --judge-model, or export ASSAY_JUDGE_MODEL"
 )
 """The message of a judged grader (or expected outcomes) when the run has no judge."""
+NEEDS_SIMULATOR = (
+    "needs a model to play the user and none is configured: set `simulator: {model: ...}` "
+    "(or `judge: {model: ...}`, which it defaults to) in the suite, or pass --judge-model"
+)
+"""The message of a `simulate:` test when neither the simulator nor the judge has a model."""
 
 _MAX_JUDGE_PLACES = 5
 
@@ -201,6 +206,7 @@ def _check_test(
                 "`expected_outcomes` (or suite-level `assertions`)",
             )
         )
+    graders = graders + _simulator_needs(suite, test, path, source, judged)
     facts = TestFacts(
         test_id=test.id,
         expected_output=test.expected_output,
@@ -234,3 +240,20 @@ def _check_test(
             if name not in names
         ]
     return issues
+
+
+def _simulator_needs(
+    suite: Suite,
+    test: TestCase,
+    path: LocPath,
+    source: SourceMap,
+    judged: dict[LocPath, ConfigIssue],
+) -> list[tuple[Grader, LocPath]]:
+    """A `simulate:` test's `stop_when` graders (checked like the others); records, in
+    `judged`, that it needs the judge's model when the suite's `simulator:` sets none."""
+    if test.simulate is None:
+        return []
+    where = (*path, "simulate")
+    if (suite.simulator is None or suite.simulator.model is None) and where not in judged:
+        judged[where] = source.issue(where, NEEDS_SIMULATOR)
+    return [(g, (*where, "stop_when", i)) for i, g in enumerate(test.simulate.stop_when)]

@@ -31,6 +31,7 @@ __all__ = [
     "ExpectedToolCall",
     "InputMessage",
     "ProjectConfig",
+    "Simulate",
     "Suite",
     "SuiteTests",
     "TestCase",
@@ -75,6 +76,25 @@ class Turn(StrictModel):
     to pass."""
 
 
+class Simulate(StrictModel):
+    """A conversation with a simulated user (SPEC §2.1): a model plays `user` towards `goal`,
+    reacting to the agent's replies, until a `stop_when` grader passes on a reply, the
+    simulator says it is done, or `max_turns` agent replies."""
+
+    user: Annotated[str, Field(min_length=1)]
+    """The persona the simulator plays (what they know, want and how they behave). Data to
+    the simulator, never instructions to it."""
+    goal: str | None = None
+    """What the user is trying to get done; the simulator says `done` once it is (or can
+    no longer be)."""
+    first_message: str | None = None
+    """The user's opening message, sent as it is; without it the simulator opens."""
+    max_turns: Annotated[int, Field(ge=1, le=100)] = 8
+    """At most this many agent replies."""
+    stop_when: list[GraderSpec] = Field(default_factory=list)
+    """Graders run on each agent reply: the conversation ends when one passes."""
+
+
 class TestCase(StrictModel):
     """One test case."""
 
@@ -86,6 +106,9 @@ class TestCase(StrictModel):
     """The prompt, or a list of {role, content} messages (a scripted history)."""
     turns: Annotated[list[Turn], Field(min_length=1)] | None = None
     """A conversation: each turn is sent with the real replies so far and graded."""
+    simulate: Simulate | None = None
+    """A conversation with a simulated user instead of `input`/`turns` (SPEC §2.1); the
+    case's graders and expected outcomes judge the whole transcript."""
     aggregation: Literal["mean", "min", "last"] = "mean"
     """How turn scores fold into the case score (conversations only)."""
     on_turn_failure: Literal["continue", "stop"] = "continue"
@@ -113,8 +136,12 @@ class TestCase(StrictModel):
 
     @model_validator(mode="after")
     def _input_or_turns(self) -> TestCase:
-        if (self.input is None) == (self.turns is None):
-            raise ValueError("give either `input` or `turns` (a conversation), not both or neither")
+        given = [k for k in ("input", "turns", "simulate") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of `input`, `turns` (a scripted conversation) or `simulate` "
+                f"(a simulated user), got {' and '.join(f'`{k}`' for k in given) or 'none'}"
+            )
         return self
 
 
@@ -198,6 +225,9 @@ class Suite(StrictModel):
     """Named target definitions."""
     judge: JudgeSpec | None = None
     """The default LLM judge of the suite's judged graders (over the project's `judge:`)."""
+    simulator: JudgeSpec | None = None
+    """The model that plays the user of `simulate:` tests (SPEC §2.1); unset fields come from
+    the judge's settings."""
     execution: SuiteExecution = SuiteExecution()
     """Suite-wide execution settings."""
     assertions: list[GraderSpec] = Field(default_factory=list)
@@ -239,4 +269,4 @@ class ProjectConfig(VerdictSettings):
     """Where runs are stored: a SQLite path or database URL (default .assay/assay.db)."""
 
 
-install_plugin_types((Turn, TestCase, Suite, ProjectConfig))
+install_plugin_types((Turn, Simulate, TestCase, Suite, ProjectConfig))

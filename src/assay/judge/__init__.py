@@ -8,6 +8,7 @@ from assay.judge._client import INVALID_REPLY_RETRIES, JudgeClient, JudgeError, 
 from assay.judge._hardening import SYSTEM_RULES, block, neutralise, new_nonce
 from assay.judge._pool import JudgePool, NoJudgeError
 from assay.judge._schema import Entry, extract_json, keyed_schema, strict_schema
+from assay.judge._simulator import SIMULATOR_RULES, Exchange, SimulatedTurn, SimulatedUser
 from assay.judge._spec import JudgeSpec, judge_from_env, merge_judges
 from assay.judge._templates import (
     TEST_FIELDS,
@@ -20,10 +21,12 @@ from assay.judge._templates import (
 
 __all__ = [
     "INVALID_REPLY_RETRIES",
+    "SIMULATOR_RULES",
     "SYSTEM_RULES",
     "TEST_FIELDS",
     "UNTRUSTED_FIELDS",
     "Entry",
+    "Exchange",
     "JudgeClient",
     "JudgeError",
     "JudgePool",
@@ -32,6 +35,8 @@ __all__ = [
     "NoJudgeError",
     "PromptTemplate",
     "RenderedPrompt",
+    "SimulatedTurn",
+    "SimulatedUser",
     "block",
     "builtin",
     "extract_json",

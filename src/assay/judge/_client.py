@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
@@ -40,6 +40,7 @@ from assay.providers import (
     ProviderConfig,
     ProviderError,
     ProviderStatusError,
+    Purpose,
     RetryPolicy,
     anthropic_wire,
     complete_with_retries,
@@ -61,6 +62,11 @@ DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_RETRIES = 3
 _MODES = ("json_schema", "json_object", "text")
 _TOOL_NAME = "submit_judgement"
+
+
+SIMULATOR_TEMPERATURE = 0.7
+"""A simulator's sampling temperature unless its settings give one: repeats of a simulated
+conversation should differ, as different users would."""
 
 
 class JudgeError(GraderError):
@@ -155,10 +161,13 @@ class JudgeClient:
         limiter: AdaptiveLimiter | None = None,
         rng: random.Random | None = None,
         retry: RetryPolicy | None = None,
+        purpose: Purpose = "judge",
     ) -> None:
         if not spec.model:
             raise ValueError("a judge client needs a model")
         self.spec = spec
+        self.purpose: Purpose = purpose
+        """`simulator` when this client plays the user of `simulate:` tests (SPEC §2.1)."""
         self.model: str = spec.model
         self._cache = cache
         self._limiter = limiter or AdaptiveLimiter(8)
@@ -200,6 +209,9 @@ class JudgeClient:
         repeat_index: int = 0,
         rejudge_round: int = 0,
         metadata: Mapping[str, JSON] | None = None,
+        system: str = SYSTEM_RULES,
+        history: Sequence[Mapping[str, str]] = (),
+        seed: int | None = None,
     ) -> Judgement[M]:
         """Ask the judge; return its reply validated as `answer`.
 
@@ -215,7 +227,13 @@ class JudgeClient:
             repeat_index: The sample of a repeated case (SPEC §5: part of the cache key).
             rejudge_round: 1..k for the re-asks of borderline re-judging, so each is a fresh
                 judgement rather than the cached first one.
-            metadata: The test's `metadata`, where the `fake` provider reads `fake_judge`.
+            metadata: The test's `metadata`, where the `fake` provider reads `fake_judge`
+                (`fake_user_turns` for a simulator).
+            system: The system message's template (`{nonce}` and `{schema}` filled in).
+            history: Messages after `prompt.user` (a simulator's conversation so far, each
+                agent reply in a nonce-delimited block); part of the cache key.
+            seed: Sent as the request's `seed` on the OpenAI wire (a simulator's repeats
+                each get their own conversation); `repeat_index` already keys the cache.
 
         Raises:
             JudgeError: The request failed after its retries, or no reply validated.
@@ -227,10 +245,10 @@ class JudgeClient:
         else:
             contract = _Contract(answer, schema, schema, True, check)
             shown = json.dumps(schema, ensure_ascii=False)
-        system = SYSTEM_RULES.format(nonce=prompt.nonce, schema=shown)
         messages: list[dict[str, JSON]] = [
-            {"role": "system", "content": system},
+            {"role": "system", "content": system.format(nonce=prompt.nonce, schema=shown)},
             {"role": "user", "content": prompt.user},
+            *({"role": m["role"], "content": m["content"]} for m in history),
         ]
         key = self._key(
             messages, prompt, contract.schema, repeat_index, rejudge_round, metadata=metadata
@@ -243,7 +261,7 @@ class JudgeClient:
         usage: TokenUsage | None = None
         problem = ""
         for _ in range(1 + INVALID_REPLY_RETRIES):
-            reply = await self._request(messages, contract, prompt, metadata)
+            reply = await self._request(messages, contract, prompt, metadata, seed)
             usage = add_usage(usage, reply.usage)
             value, data, problem = contract.validate(reply.text)
             if value is not None:
@@ -265,8 +283,8 @@ class JudgeClient:
                 },
             ]
         raise JudgeError(
-            f"judge {self.model}: no valid reply after {1 + INVALID_REPLY_RETRIES} attempts; "
-            f"last problem: {problem}",
+            f"{self.purpose} {self.model}: no valid reply after "
+            f"{1 + INVALID_REPLY_RETRIES} attempts; last problem: {problem}",
             model=self.model,
             prompt=prompt.label,
             token_usage=usage,
@@ -310,8 +328,9 @@ class JudgeClient:
         }
         if rejudge_round:
             identity["rejudge_round"] = rejudge_round
-        if self._fake:  # the script is the fake judge
-            identity["fake_judge"] = (metadata or {}).get("fake_judge")
+        if self._fake:  # the script is the fake judge (or the fake user)
+            script = "fake_user_turns" if self.purpose == "simulator" else "fake_judge"
+            identity[script] = (metadata or {}).get(script)
         return cache_key(
             "judge", identity, repeat_index=repeat_index, template_version=prompt.label
         )
@@ -339,12 +358,15 @@ class JudgeClient:
         contract: _Contract[Any],
         prompt: RenderedPrompt,
         metadata: Mapping[str, JSON] | None,
+        seed: int | None = None,
     ) -> _Reply:
         """One reply, stepping down structured-output modes the server rejects."""
         while True:
             mode = self._mode
             try:
                 body = self._body(messages, contract, mode)
+                if seed is not None and self._wire == "openai":
+                    body.setdefault("seed", seed)
                 return await self._post(body, mode, prompt, metadata)
             except _Rejected as exc:
                 following = _MODES.index(mode) + 1
@@ -352,7 +374,7 @@ class JudgeClient:
                     following += 1  # Anthropic has no JSON mode
                 if not self._auto or following >= len(_MODES):
                     raise JudgeError(
-                        f"judge {self.model}: {exc}", model=self.model, prompt=prompt.label
+                        f"{self.purpose} {self.model}: {exc}", model=self.model, prompt=prompt.label
                     ) from None
                 self._mode = _MODES[following]
 
@@ -380,7 +402,9 @@ class JudgeClient:
                 raise _Rejected(f"the server rejected {mode} output: {exc.message}") from None
             tries = f" (after {exc.attempts} attempts)" if exc.attempts > 1 else ""
             raise JudgeError(
-                f"judge {self.model}: {exc.message}{tries}", model=self.model, prompt=prompt.label
+                f"{self.purpose} {self.model}: {exc.message}{tries}",
+                model=self.model,
+                prompt=prompt.label,
             ) from None
         self.requests += sent
         return self._read(raw, mode, prompt)
@@ -394,11 +418,11 @@ class JudgeClient:
             timeout_s=spec.timeout_s or DEFAULT_TIMEOUT_S,
             api_version=spec.api_version,
             deployment=spec.deployment or self.model,
-            who=f"judge {self.model}",
+            who=f"{self.purpose} {self.model}",
             # A judge at its own endpoint (Ollama, vLLM, a proxy) usually needs no key; one
             # that does answers 401, and that message names the variable.
             key_optional=bool(spec.base_url),
-            purpose="judge",
+            purpose=self.purpose,
         )
 
     def _open(self, prompt: RenderedPrompt) -> Provider:
@@ -420,7 +444,9 @@ class JudgeClient:
 
     def _temperature(self) -> float:
         temperature = self.spec.temperature
-        return float(temperature) if temperature is not None else 0.0
+        if temperature is None:  # a judge is deterministic; a simulated user varies
+            return SIMULATOR_TEMPERATURE if self.purpose == "simulator" else 0.0
+        return float(temperature)
 
     # -- wire formats -----------------------------------------------------------------------
 
@@ -476,13 +502,13 @@ class JudgeClient:
             )
         except ProviderError as exc:
             raise JudgeError(
-                f"judge {self.model}: {exc.message}", model=self.model, prompt=prompt.label
+                f"{self.purpose} {self.model}: {exc.message}", model=self.model, prompt=prompt.label
             ) from None
         if self._wire == "anthropic" and mode == "json_schema" and turn.calls:
             return _Reply(json.dumps(turn.calls[0].args), turn.usage)
         if not turn.text and turn.refusal:
             raise JudgeError(
-                f"judge {self.model} refused: {turn.refusal[:200]}",
+                f"{self.purpose} {self.model} refused: {turn.refusal[:200]}",
                 model=self.model,
                 prompt=prompt.label,
             )

@@ -75,6 +75,19 @@ class JudgePool:
             self._default = client
         return client
 
+    def simulator(self, spec: JudgeSpec) -> JudgeClient:
+        """The client of the model playing the user of `simulate:` tests (SPEC §2.1): `spec`
+        as resolved by the plan (the forced judge settings do not apply to it); it shares the
+        cache and the judge concurrency limit."""
+        identity = "simulator:" + spec.model_dump_json(exclude_unset=True)
+        client = self._clients.get(identity)
+        if client is None:
+            client = JudgeClient(
+                spec, cache=self.cache, limiter=self.limiter, retry=self.retry, purpose="simulator"
+            )
+            self._clients[identity] = client
+        return client
+
     async def close(self) -> None:
         """Close every client's connections."""
         clients, self._clients, self._default = list(self._clients.values()), {}, None

@@ -14,7 +14,7 @@ from assay.cache import ResponseCache, cache_key
 from assay.config import InputMessage
 from assay.errors import TargetError
 from assay.graders import ExpectedOutcomes, Grader, GradingContext, grade_all, outcome_results
-from assay.judge import JudgePool
+from assay.judge import JudgePool, JudgeSpec
 from assay.providers import RetryPolicy
 from assay.results import (
     JSON,
@@ -51,7 +51,7 @@ def _ms(started: float) -> float:
 
 
 @dataclass
-class _Call:
+class TargetCall:
     """The outcome of one (possibly retried) target call."""
 
     output: TargetOutput | None
@@ -62,7 +62,7 @@ class _Call:
 
 
 @dataclass
-class _Graded:
+class Graded:
     """One output's grading: the context, the graders (outcomes last) and their results."""
 
     ctx: GradingContext
@@ -85,6 +85,8 @@ class CaseRunner:
     """The run's judges, for judged graders and expected outcomes."""
     suite_dir: Path | None = None
     """Where the suite file is: graders resolve relative paths against it."""
+    simulator: JudgeSpec | None = None
+    """The model playing the user of `simulate:` tests (SPEC §2.1)."""
     rng: random.Random = field(default_factory=random.Random)
     retries: int = 0
     """Target calls retried so far in this run."""
@@ -122,7 +124,7 @@ class CaseRunner:
             self.limiter.on_success()
             return output
 
-    async def call(self, plan: CasePlan, request: TargetRequest) -> _Call:
+    async def call(self, plan: CasePlan, request: TargetRequest) -> TargetCall:
         """Call the target (through the cache when it is cacheable); never raises for failures.
 
         Raises:
@@ -137,14 +139,16 @@ class CaseRunner:
             if cached is not None:
                 # The duration stored with the reply, not the lookup's (docs/running.md).
                 output = TargetOutput.model_validate(cached)
-                return _Call(output, None, output.duration_ms, cached=True)
+                return TargetCall(output, None, output.duration_ms, cached=True)
         try:
             output = await self._call_live(plan, request)
         except TargetError as exc:
-            return _Call(None, ErrorInfo(type=exc.kind, message=str(exc)), _ms(started))
+            return TargetCall(None, ErrorInfo(type=exc.kind, message=str(exc)), _ms(started))
         except Exception as exc:
             message = str(exc) or repr(exc)
-            return _Call(None, ErrorInfo(type=type(exc).__name__, message=message), _ms(started))
+            return TargetCall(
+                None, ErrorInfo(type=type(exc).__name__, message=message), _ms(started)
+            )
         # A target measures its own time (`TargetOutput.duration_ms`); the wall clock here
         # would also count waiting for the limiter and for the event loop.
         duration = output.duration_ms or _ms(started)
@@ -152,9 +156,9 @@ class CaseRunner:
             value = output.model_dump(mode="json")
             value["duration_ms"] = duration  # what a later cache hit records
             self.cache.put(key, value, kind="target")
-        return _Call(output, None, duration)
+        return TargetCall(output, None, duration)
 
-    async def _grade(
+    async def grade(
         self,
         plan: CasePlan,
         graders: tuple[Grader, ...],
@@ -163,7 +167,7 @@ class CaseRunner:
         *,
         index: int,
         outcomes: ExpectedOutcomes | None,
-    ) -> _Graded:
+    ) -> Graded:
         """Grade one output; expected outcomes are judged alongside the graders."""
         test = plan.test
         ctx = GradingContext(
@@ -184,14 +188,14 @@ class CaseRunner:
         )
         everything = (*graders, outcomes) if outcomes is not None else graders
         results = await grade_all(everything, ctx)
-        graded = _Graded(ctx, everything, results)
+        graded = Graded(ctx, everything, results)
         if outcomes is not None:
             graded.outcomes = outcome_results(outcomes, results[-1])
             if graded.outcomes is None:
                 graded.outcome_error = results[-1].error
         return graded
 
-    def _score(self, plan: CasePlan, graded: _Graded | None, call: _Call) -> CaseOutcome:
+    def score(self, plan: CasePlan, graded: Graded | None, call: TargetCall) -> CaseOutcome:
         if graded is None:
             return score_case(
                 [], aggregator=plan.aggregator, bands=plan.bands, target_error=call.error
@@ -205,7 +209,7 @@ class CaseRunner:
         )
 
     async def _rejudge(
-        self, plan: CasePlan, graded: _Graded, first: CaseOutcome, spend: JudgeSpend
+        self, plan: CasePlan, graded: Graded, first: CaseOutcome, spend: JudgeSpend
     ) -> tuple[CaseOutcome, list[float | None]]:
         """Borderline re-judging: ask the judged graders `plan.rejudge` more times and decide
         from the mean case score of every ask (re-asks that error are left out of the mean)."""
@@ -234,12 +238,12 @@ class CaseRunner:
     ) -> tuple[SampleResult, TargetOutput | None]:
         request = plan.request(self.base_dir, index)
         call = await self.call(plan, request)
-        graded: _Graded | None = None
+        graded: Graded | None = None
         if call.output is not None:
-            graded = await self._grade(
+            graded = await self.grade(
                 plan, plan.graders, request.input, call.output, index=index, outcomes=plan.outcomes
             )
-        outcome = self._score(plan, graded, call)
+        outcome = self.score(plan, graded, call)
         rejudged: list[float | None] = []
         if graded is not None:
             outcome, rejudged = await self._rejudge(plan, graded, outcome, spend)
@@ -267,11 +271,11 @@ class CaseRunner:
             call = await self.call(plan, request)
             duration += call.duration_ms
             cached = cached and call.cached
-            graded: _Graded | None = None
+            graded: Graded | None = None
             if call.output is not None:
                 graders = plan.turn_graders[turn_index] + plan.graders
                 turn_outcomes = plan.turn_outcomes[turn_index] if plan.turn_outcomes else None
-                graded = await self._grade(
+                graded = await self.grade(
                     plan, graders, request.input, call.output, index=index, outcomes=turn_outcomes
                 )
                 answer = call.output.messages[-1] if call.output.messages else None
@@ -282,7 +286,7 @@ class CaseRunner:
                 calls += call.output.tool_calls
                 usage = add_usage(usage, call.output.token_usage)
                 cost = add_cost(cost, call.output.cost_usd)
-            outcome = self._score(plan, graded, call)
+            outcome = self.score(plan, graded, call)
             outcomes.append(outcome)
             turns.append(
                 TurnResult(
@@ -321,9 +325,17 @@ class CaseRunner:
         )
         return sample, transcript
 
+    async def _simulated(
+        self, plan: CasePlan, index: int, spend: JudgeSpend
+    ) -> tuple[SampleResult, TargetOutput | None]:
+        """A conversation with a simulated user (SPEC §2.1), graded on its whole transcript."""
+        from assay.runner._simulated import SimulatedConversation
+
+        return await SimulatedConversation(self, plan, index, spend).run()
+
     @staticmethod
     def _sample(
-        index: int, outcome: CaseOutcome, call: _Call, graded: _Graded | None
+        index: int, outcome: CaseOutcome, call: TargetCall, graded: Graded | None
     ) -> SampleResult:
         return SampleResult(
             index=index,
@@ -339,7 +351,14 @@ class CaseRunner:
 
     async def run(self, plan: CasePlan) -> CaseResult:
         """Run every sample of a case and fold them into its result."""
-        one = self._conversation if plan.test.turns else self._single
+        test = plan.test
+        one = (
+            self._simulated
+            if test.simulate is not None
+            else self._conversation
+            if test.turns
+            else self._single
+        )
         spend = JudgeSpend()
         runs = [await one(plan, i, spend) for i in range(plan.repeat)]
         samples = [s for s, _ in runs]
@@ -363,7 +382,6 @@ class CaseRunner:
             score, verdict, error = reduction.score, reduction.verdict, reduction.error
             ci = reduction.ci95
         output = runs[chosen.index][1]
-        test = plan.test
         # Only what differs from the defaults is passed: each field given costs validation.
         fields: CaseResultFields = {
             "case_id": test.id,

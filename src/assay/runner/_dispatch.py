@@ -81,6 +81,7 @@ class LocalDispatch:
             retry=retry,
             cache=cache,
             judges=self.judges,
+            simulator=plan.simulator,
         )
         self._hits = cache.stats.hits if cache else 0
         self._misses = cache.stats.misses if cache else 0

@@ -123,6 +123,8 @@ class CasePlan:
     """Per turn of a conversation: that turn's expected outcomes."""
     rejudge: int = 0
     """Re-asks of the judge when a sample scores in the borderline band."""
+    stop_when: tuple[Grader, ...] = ()
+    """A simulated conversation's `stop_when` graders, run on every agent reply."""
 
     def request(
         self,
@@ -185,6 +187,13 @@ class RunPlan:
     def default_judge(self) -> JudgeSpec | None:
         """The judge of graders without their own settings (None: no level sets any)."""
         return merge_judges(self.judge_base, self.judge_forced)
+
+    @property
+    def simulator(self) -> JudgeSpec | None:
+        """The model playing the user of `simulate:` tests: the suite's `simulator:` over
+        the default judge's settings (None: no level sets a model)."""
+        spec = merge_judges(self.judge_base, self.judge_forced, self.loaded.suite.simulator)
+        return spec if spec is not None and spec.model else None
 
     @property
     def suite_name(self) -> str:
@@ -321,6 +330,7 @@ def _plan_case(
         outcomes=_outcomes(test.expected_outcomes),
         turn_outcomes=tuple(_outcomes(turn.expected_outcomes) for turn in test.turns or ()),
         rejudge=settings.rejudge,
+        stop_when=tuple(test.simulate.stop_when) if test.simulate else (),
     )
 
 

@@ -97,6 +97,7 @@ class CaseWorker:
                     concurrency=settings.judge_share,
                     retry=retry,
                 ),
+                simulator=self._plan.simulator,
             )
         except Exception as exc:
             self._error = exc
