@@ -130,6 +130,11 @@ class _Rewriter:
         self.assertions_key(test, path)
         self.execution(test, path)
         self.rubrics(test.get("rubrics"), (*path, "rubrics"))
+        simulate = test.get("simulate")
+        stops = simulate.get("stop_when") if isinstance(simulate, dict) else None
+        if isinstance(stops, list):
+            for i, grader in enumerate(stops):
+                self.grader(grader, (*path, "simulate", "stop_when", i))
 
 
 def rewrite_suite(data: JSON, source: SourceMap) -> tuple[list[ConfigIssue], list[ConfigIssue]]:

@@ -46,7 +46,7 @@ def _kind(path: LocPath) -> str:
     names = [p for p in path if isinstance(p, str)]
     if names and names[-1] == "aggregator":
         return "aggregator"
-    if "assertions" in names:
+    if "assertions" in names or "stop_when" in names:
         return "grader"
     if "target" in names or "targets" in names:
         return "target"

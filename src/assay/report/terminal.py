@@ -194,7 +194,9 @@ def _print_breakdown(console: Console, case: CaseResult) -> None:
         .append(f"  {_score(case.score)}")
     )
     groups = [("", case.grader_results)]
-    groups += [(f"turn {t.index}: ", t.grader_results) for t in case.turns]
+    simulated = bool(case.turns) and case.turns[-1].stop_reason is not None
+    label = "turn {} stop_when: " if simulated else "turn {}: "  # a stop check, not a grade
+    groups += [(label.format(t.index), t.grader_results) for t in case.turns]
     required = any(_any_required(results) for _, results in groups)
     columns = ["grader", "type", "score", "verdict", "weight"]
     columns += ["required", "misses"] if required else ["misses"]
@@ -209,6 +211,14 @@ def _print_breakdown(console: Console, case: CaseResult) -> None:
     lines = _outcome_lines(case.expected_outcome_results, "")
     for turn in case.turns:
         lines += _outcome_lines(turn.expected_outcome_results, f"turn {turn.index} ")
+    ended = case.turns[-1] if case.turns else None
+    if ended is not None and ended.stop_reason is not None:
+        detail = f" ({ended.stop_detail})" if ended.stop_detail else ""
+        lines.append(
+            Text(f"    conversation ended after {len(case.turns)} turns: ", style="dim")
+            .append(ended.stop_reason)
+            .append(detail)
+        )
     for line in lines:
         console.print(line)
     if not table.row_count and not lines:

@@ -417,6 +417,17 @@
     return parts;
   }
 
+  var STOP_REASONS = {
+    stop_when: "a stop_when grader passed", done: "the simulated user was done",
+    max_turns: "max_turns reached", error: "an error"
+  };
+
+  /* Why a simulated conversation ended (its last turn carries it). */
+  function stopReason(turn) {
+    return "Conversation ended: " + (STOP_REASONS[turn.stop_reason] || turn.stop_reason) +
+      (turn.stop_detail ? " (" + turn.stop_detail + ")" : "");
+  }
+
   function turns(item, threshold) {
     return item.turns.map(function (turn) {
       return el("div", { class: "grader" },
@@ -424,6 +435,7 @@
           el("h3", null, "Turn " + turn.index + " ", verdictBadge(turn.verdict), " ",
              el("span", { class: "mono", text: score(turn.score) })),
           turn.error ? el("div", { class: "error-box", text: turn.error.type + ": " + turn.error.message }) : null,
+          turn.stop_reason ? el("div", { class: "stop-reason muted", text: stopReason(turn) }) : null,
           section("Input", el("pre", { text: json(turn.input) })),
           turn.output !== null && turn.output !== undefined ? section("Output", el("pre", { text: turn.output })) : null,
           gradedParts(turn, threshold)));
