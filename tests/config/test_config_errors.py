@@ -119,8 +119,8 @@ def test_missing_tests_file(tmp_path: Path) -> None:
 def test_missing_required_key(tmp_path: Path) -> None:
     errors = _errors(tmp_path, HEADER + "  - id: a\n    assertions: [{type: contains, value: x}]\n")
     assert errors == [
-        "s.eval.yaml:4 tests[0]: give either `input` or `turns` (a conversation), not both or "
-        "neither"
+        "s.eval.yaml:4 tests[0]: give exactly one of `input`, `turns` (a scripted conversation) "
+        "or `simulate` (a simulated user), got none"
     ]
 
 

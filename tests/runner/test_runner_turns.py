@@ -384,8 +384,11 @@ def test_a_test_gives_input_or_turns_not_both_or_neither() -> None:
         "  - id: neither\n"
         "    tags: [x]\n"
     )
-    either = "give either `input` or `turns` (a conversation), not both or neither"
-    assert message == f"s.eval.yaml:7 tests[1]: {either}\ns.eval.yaml:10 tests[2]: {either}"
+    one = "give exactly one of `input`, `turns` (a scripted conversation) or `simulate` (a simulated user)"
+    assert message == (
+        f"s.eval.yaml:7 tests[1]: {one}, got `input` and `turns`\n"
+        f"s.eval.yaml:10 tests[2]: {one}, got none"
+    )
 
 
 def test_a_turn_with_nothing_to_grade_is_located() -> None:

@@ -1,0 +1,135 @@
+"""Simulated users through the real CLI (issue 27): the retail example offline, its HTML report
+and studio page turn by turn with the stop reason, and an interrupted simulated run resumed."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from playwright.sync_api import expect
+
+from assay.store import SQLiteStore
+from tests._browser import screenshot_path
+from tests.conftest import write
+from tests.e2e._cli import ASSAY, assay, assay_env
+from tests.e2e._serve import ready, serving
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "simulated"
+
+
+def _example(tmp_path: Path) -> Path:
+    directory = tmp_path / "simulated"
+    shutil.copytree(EXAMPLE, directory, ignore=shutil.ignore_patterns("state", "__pycache__"))
+    return directory
+
+
+def test_i27_5_the_retail_example_runs_offline_and_reports_each_conversation(
+    tmp_path: Path, page: Page
+) -> None:
+    directory = _example(tmp_path)
+    done = assay("run", ".", "--json", "--report", "html:report.html", cwd=directory)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    ended = {
+        r["case_id"]: (r["verdict"], len(r["turns"]), r["turns"][-1]["stop_reason"])
+        for r in result["results"]
+    }
+    assert ended == {
+        "dana-refund": ("pass", 2, "stop_when"),
+        "lee-replacement": ("pass", 3, "stop_when"),
+        "max-not-damaged": ("pass", 1, "done"),
+    }
+    # The code grader read the database each conversation left behind.
+    state = json.loads((directory / "state" / "lee-replacement.json").read_text())
+    assert state["2077"]["status"] == "replacement sent"
+    assert state["1042"]["status"] == "delivered"
+
+    page.goto((directory / "report.html").as_uri())
+    page.locator('tr.case-row[data-case-id="dana-refund"]').click()
+    panel = page.locator('.case-panel[data-case-id="dana-refund"]')
+    expect(panel.locator("h3", has_text="Turn 1")).to_have_count(1)
+    expect(panel.locator(".stop-reason")).to_have_text(
+        "Conversation ended: a stop_when grader passed (contains)"
+    )
+    assert "Hi, my teapot arrived broken." in panel.inner_text()
+    page.screenshot(path=screenshot_path("html-simulated"), full_page=True)
+
+    with serving(directory) as url, ready(url):
+        page.goto(f"{url}/runs/{result['id']}/cases/max-not-damaged")
+        studio = page.locator(".case-panel")
+        expect(studio.locator(".stop-reason")).to_have_text(
+            "Conversation ended: the simulated user was done (Max heard that the scarf has shipped)"
+        )
+        page.screenshot(path=screenshot_path("studio-simulated"), full_page=True)
+
+
+AGENT = """import os, time
+
+def answer(case):
+    if case["id"] == "c2" and os.environ.get("HANG"):
+        time.sleep(60)
+    return "What is your order number?"
+"""
+
+
+def test_i27_3_an_interrupted_simulated_run_resumes_and_completes(tmp_path: Path) -> None:
+    write(tmp_path / "agent.py", AGENT)
+    tests = "".join(
+        f"  - id: c{i}\n"
+        "    simulate: {user: Dana, max_turns: 2}\n"
+        "    metadata: {fake_user_turns: [hello, 'order 7']}\n"
+        "    assertions: [{type: contains, value: order}]\n"
+        for i in range(4)
+    )
+    write(
+        tmp_path / "s.eval.yaml",
+        "name: demo\ntarget: {type: python, function: 'agent:answer'}\n"
+        "simulator: {provider: fake, model: user}\n"
+        f"execution: {{concurrency: 1}}\ntests:\n{tests}",
+    )
+    db = tmp_path / "r.db"
+    # Two workers (one target slot, one judge slot): a conversation's later turns queue behind
+    # the cases started after it, so with more workers c2's hang would hold c0 and c1 back.
+    proc = subprocess.Popen(
+        [ASSAY, "run", "s.eval.yaml", "--db", str(db), "--judge-concurrency", "1"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=assay_env(HANG="1"),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        run_id = None
+        while run_id is None and time.monotonic() < deadline:
+            if db.exists():
+                with SQLiteStore(db) as store:
+                    runs = store.list_runs()
+                    if runs and len(list(store.iter_case_results(runs[0].id))) == 2:
+                        run_id = runs[0].id
+            time.sleep(0.05)
+        assert run_id is not None
+        time.sleep(0.3)  # c2's conversation is under way, and hangs
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    command = stderr.splitlines()[-1].removeprefix("Resume it with: ")
+    resumed = assay(*shlex.split(command)[1:], "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    final = json.loads(resumed.stdout)
+    assert final["id"] == run_id
+    assert sorted(
+        (r["case_id"], [t["input"] for t in r["turns"]], r["turns"][-1]["stop_reason"])
+        for r in final["results"]
+    ) == [(f"c{i}", ["hello", "order 7"], "max_turns") for i in range(4)]
