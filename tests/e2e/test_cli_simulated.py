@@ -48,6 +48,13 @@ def test_i27_5_the_retail_example_runs_offline_and_reports_each_conversation(
         "lee-replacement": ("pass", 3, "stop_when"),
         "max-not-damaged": ("pass", 1, "done"),
     }
+    # Tool calls of every turn are the case's, in order (the agent saw the whole history).
+    lee = next(r for r in result["results"] if r["case_id"] == "lee-replacement")
+    assert [c["tool"] for c in lee["tool_calls"]] == [
+        "lookup_order",
+        "lookup_order",
+        "send_replacement",
+    ]
     # The code grader read the database each conversation left behind.
     state = json.loads((directory / "state" / "lee-replacement.json").read_text())
     assert state["2077"]["status"] == "replacement sent"
