@@ -26,6 +26,7 @@ __all__ = [
     "RegressionCase",
     "RegressionResult",
     "RegressionStatus",
+    "Review",
     "RunConfigSnapshot",
     "RunResult",
     "RunStatus",
@@ -298,6 +299,20 @@ def _gathered(case: CaseResult) -> tuple[list[str], list[str]]:
         return hits, misses
     results = case.grader_results
     return [h for r in results for h in r.hits], [m for r in results for m in r.misses]
+
+
+class Review(_Result):
+    """A person's verdict on one case (SPEC §6): kept beside the machine verdict, never
+    replacing it."""
+
+    run_id: str
+    case_id: str
+    verdict: Literal["pass", "fail"]
+    note: str = ""
+    reviewer: str = ""
+    """Who reviewed (free text: a name or an address); empty when not given."""
+    reviewed_at: str
+    """When, as an ISO 8601 UTC timestamp."""
 
 
 class RunConfigSnapshot(BaseModel):

@@ -16,6 +16,7 @@ from assay.results import (
     JSON,
     CaseResult,
     CaseScore,
+    Review,
     RunResult,
     RunStatus,
     Verdict,
@@ -197,6 +198,18 @@ class DeferredStore:
 
     def unpin_baseline(self, suite: str) -> Baseline:
         return self._open().unpin_baseline(suite)
+
+    def put_review(self, review: Review) -> Review:
+        return self._open().put_review(review)
+
+    def get_review(self, run_id: str, case_id: str) -> Review | None:
+        return self._open().get_review(run_id, case_id)
+
+    def delete_review(self, run_id: str, case_id: str) -> Review:
+        return self._open().delete_review(run_id, case_id)
+
+    def list_reviews(self, run_id: str) -> list[Review]:
+        return self._open().list_reviews(run_id)
 
     def last_passing_run(
         self, suite: str, target: str, *, before: str, exclude: str | None = None

@@ -20,7 +20,7 @@ from assay.store._tables import metadata
 
 __all__ = ["HEAD_REVISION", "current_revision", "migrate"]
 
-HEAD_REVISION = "0005"
+HEAD_REVISION = "0006"
 """The newest migration; a test checks it is the head of `migrations/versions`."""
 
 _FIRST_REVISION = "0001"

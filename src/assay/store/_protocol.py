@@ -13,6 +13,7 @@ from assay.results import (
     JSON,
     CaseResult,
     CaseScore,
+    Review,
     RunResult,
     RunStatus,
     Verdict,
@@ -153,6 +154,19 @@ class Store(ResultSink, Protocol):
 
     def unpin_baseline(self, suite: str) -> Baseline:
         """Remove a suite's pinned baseline (`UsageError` if none)."""
+
+    def put_review(self, review: Review) -> Review:
+        """Record or replace a person's verdict on a case (`NotFoundError` for an unknown
+        run or case)."""
+
+    def get_review(self, run_id: str, case_id: str) -> Review | None:
+        """The review of a case, if any."""
+
+    def delete_review(self, run_id: str, case_id: str) -> Review:
+        """Remove a case's review (`NotFoundError` if none)."""
+
+    def list_reviews(self, run_id: str) -> list[Review]:
+        """Every review of a run, in case order."""
 
     def last_passing_run(
         self, suite: str, target: str, *, before: str, exclude: str | None = None

@@ -62,6 +62,7 @@ from assay.store._pages import (
     run_facets,
 )
 from assay.store._process_writer import StoreWriter
+from assay.store._reviews import ReviewsMixin
 from assay.store._snapshot import decode_snapshot, encode_snapshot
 from assay.store._tables import (
     CASE_LEVEL,
@@ -102,7 +103,7 @@ class Baseline:
     pinned_at: str
 
 
-class SQLStore:
+class SQLStore(ReviewsMixin):
     """A run store on a SQLAlchemy engine; implements `assay.store.Store`.
 
     Safe to share between threads (each call checks a connection out of the pool) and

@@ -36,6 +36,7 @@ __all__ = [
     "expected_outcome_results",
     "grader_results",
     "metadata",
+    "reviews",
     "runs",
     "samples",
 ]
@@ -195,3 +196,16 @@ baselines = Table(
     Column("pinned_at", Text, nullable=False),
 )
 """The pinned baseline run of each suite (`assay baseline pin`)."""
+
+reviews = Table(
+    "reviews",
+    metadata,
+    *_case_key(),
+    Column("verdict", String(8), nullable=False),
+    Column("note", Text, nullable=False, server_default=""),
+    Column("reviewer", Text, nullable=False, server_default=""),
+    Column("reviewed_at", Text, nullable=False),
+    PrimaryKeyConstraint("run_id", "case_id"),
+)
+"""A person's verdict on a case (`assay review`, `PUT .../review`; migration 0006): one per
+case, replaced by a later review; deleting the run deletes its reviews."""
