@@ -15,7 +15,7 @@ from fastapi import APIRouter, FastAPI
 
 from assay import studio
 from assay.server._errors import ErrorEnvelope, install_error_handlers
-from assay.server._routes import baselines, compare, config, health, results, runs
+from assay.server._routes import baselines, compare, config, health, results, reviews, runs
 from assay.server._security import AllowedHosts, BodyLimit, TokenGate
 from assay.server._state import AppState
 from assay.store import Store
@@ -104,7 +104,7 @@ def _include_routes(app: FastAPI) -> None:
     """Every route of the app. The studio mounts its pages and `/static` here too."""
     api = APIRouter(prefix=API_PREFIX)
     # compare before runs: `/runs/compare` must not be read as the run id "compare".
-    for module in (health, compare, runs, results, baselines, config):
+    for module in (health, compare, runs, reviews, results, baselines, config):
         api.include_router(module.router)
     app.include_router(api)
     app.include_router(studio.router)

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 from fastapi import Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.results import CaseResult, RunResult, Verdict
+from assay.results import CaseResult, Review, RunResult, Verdict
 
 __all__ = [
     "MAX_ID_LENGTH",
@@ -27,6 +27,8 @@ __all__ = [
     "PageNumber",
     "PageSize",
     "PinRequest",
+    "ReviewList",
+    "ReviewRequest",
     "RunFacetsOut",
     "RunId",
     "RunPage",
@@ -90,6 +92,20 @@ class BaselineList(_Out):
     """Every pinned baseline, by suite."""
 
     items: list[BaselineOut]
+
+
+class ReviewRequest(_Out):
+    """A person's verdict on a case."""
+
+    verdict: Literal["pass", "fail"]
+    note: Annotated[str, Field(max_length=10_000)] = ""
+    reviewer: Annotated[str, Field(max_length=200)] = ""
+
+
+class ReviewList(_Out):
+    """Every review of a run, in case order."""
+
+    items: list[Review]
 
 
 class PinRequest(_Out):
