@@ -38,6 +38,8 @@ _COMMANDS = {
     "runs": "assay.cli.runs",
     "compare": "assay.cli.compare",
     "baseline": "assay.cli.baseline",
+    "review": "assay.cli.review",
+    "calibrate": "assay.cli.calibrate",
     "report": "assay.cli.report",
     "serve": "assay.cli.serve",
     "import": "assay.cli.import_",

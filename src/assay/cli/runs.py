@@ -12,6 +12,7 @@ import click
 from assay.cli._store import db_option, open_cli_store
 
 if TYPE_CHECKING:
+    from assay.comparison import ReviewSummary
     from assay.results import RunResult
 
 __all__ = ["command"]
@@ -149,6 +150,23 @@ def show_command(run_id: str, as_json: bool, verbose: bool, db: str | None) -> N
             breakdown=breakdown,
             order=suite_order(store, run.id),
         )
+        reviews = store.list_reviews(run.id)
+        if reviews:
+            from assay.comparison import review_summary
+
+            verdicts = {c.case_id: c.verdict for c in store.iter_case_scores(run.id)}
+            stdout_console().print(_reviewed_line(review_summary(verdicts, reviews)))
+
+
+def _reviewed_line(summary: ReviewSummary) -> str:
+    """How people judged the run, beside the machine (SPEC §6)."""
+    rate = summary.reviewed_pass_rate
+    shown = "—" if rate is None else f"{rate * 100:.1f}%"
+    return (
+        f"  reviewed {summary.reviewed} of {summary.cases} cases: {summary.human_passed} passed "
+        f"by people, the machine agreed on {summary.agreed}; reviewed pass rate {shown} "
+        "(reviewed cases by the person's verdict, the others by the machine's)"
+    )
 
 
 @command.command("trend")

@@ -1,5 +1,14 @@
-"""Comparing runs: the pure diff of two runs, its statistics, and the regression status."""
+"""Comparing runs: the pure diff of two runs, its statistics, and the regression status; and
+the agreement of machine verdicts with human reviews (calibration)."""
 
+from assay.comparison._calibration import (
+    Agreement,
+    Calibration,
+    ReviewSummary,
+    agreement,
+    calibrate,
+    review_summary,
+)
 from assay.comparison._diff import SIGNIFICANCE_LEVEL, case_status, compare
 from assay.comparison._model import (
     CASE_STATUSES,
@@ -34,6 +43,8 @@ __all__ = [
     "DEFAULT_CRITICAL_THRESHOLD",
     "DEFAULT_REGRESSION_TOLERANCE",
     "SIGNIFICANCE_LEVEL",
+    "Agreement",
+    "Calibration",
     "CaseComparison",
     "CaseStatus",
     "CompareStatistics",
@@ -43,14 +54,18 @@ __all__ = [
     "GateName",
     "GateState",
     "RegressionStatus",
+    "ReviewSummary",
     "Trend",
     "TrendPoint",
+    "agreement",
     "bootstrap_resamples",
     "build_trend",
+    "calibrate",
     "case_status",
     "compare",
     "least_squares_slope",
     "mcnemar_exact_p",
     "paired_bootstrap_ci95",
     "regression_status",
+    "review_summary",
 ]

@@ -103,9 +103,18 @@ class ReviewRequest(_Out):
 
 
 class ReviewList(_Out):
-    """Every review of a run, in case order."""
+    """Every review of a run, in case order, and how they compare with the machine."""
 
     items: list[Review]
+    cases: int
+    """The run's stored cases."""
+    reviewed: int
+    human_passed: int
+    agreed: int
+    """Reviewed cases where the machine's pass / not pass matches the person's verdict."""
+    reviewed_pass_rate: float | None
+    """The run's pass rate (0–1) with each reviewed case counted by its human verdict and every
+    other case by its machine verdict; null for a run without cases."""
 
 
 class PinRequest(_Out):
