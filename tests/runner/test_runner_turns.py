@@ -384,7 +384,10 @@ def test_a_test_gives_input_or_turns_not_both_or_neither() -> None:
         "  - id: neither\n"
         "    tags: [x]\n"
     )
-    one = "give exactly one of `input`, `turns` (a scripted conversation) or `simulate` (a simulated user)"
+    one = (
+        "give exactly one of `input`, `turns` (a scripted conversation) or `simulate` "
+        "(a simulated user)"
+    )
     assert message == (
         f"s.eval.yaml:7 tests[1]: {one}, got `input` and `turns`\n"
         f"s.eval.yaml:10 tests[2]: {one}, got none"

@@ -30,6 +30,8 @@ def test_the_app_serves_the_same_document_under_api(client: TestClient) -> None:
         "/api/runs/{run_id}/facets",
         "/api/runs/{run_id}/results",
         "/api/runs/{run_id}/results/{case_id}",
+        "/api/runs/{run_id}/results/{case_id}/review",
+        "/api/runs/{run_id}/reviews",
         "/api/baselines",
         "/api/baselines/{suite}",
         "/api/config",

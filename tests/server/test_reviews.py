@@ -59,9 +59,7 @@ def test_i28_1_bad_reviews_are_refused_with_the_error_envelope(client: TestClien
 
 def test_i28_1_review_writes_need_the_token_reads_do_not(secured: TestClient) -> None:
     assert_error(secured.put(REVIEW, json={"verdict": "pass"}), 401, "unauthorized")
-    ok = secured.put(
-        REVIEW, json={"verdict": "pass"}, headers={"Authorization": f"Bearer {TOKEN}"}
-    )
+    ok = secured.put(REVIEW, json={"verdict": "pass"}, headers={"Authorization": f"Bearer {TOKEN}"})
     assert ok.status_code == 200, ok.text
     assert secured.get(REVIEW).status_code == 200
     assert_error(secured.delete(REVIEW), 401, "unauthorized")

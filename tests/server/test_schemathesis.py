@@ -69,7 +69,7 @@ def test_the_api_keeps_its_openapi_contract(tmp_path: Path) -> None:
             checked += 1
     finally:
         store.close()
-    assert checked == 15  # every operation of the document
+    assert checked == 19  # every operation of the document
     assert not failures, "\n\n".join(failures)
 
 
