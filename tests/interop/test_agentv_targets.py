@@ -74,8 +74,14 @@ def spec(loaded: LoadedSuite, name: str) -> dict[str, Any]:
 def test_i24_1_targets_file_is_looked_up_from_the_eval_file_up_to_the_repository_root(
     repo: Path,
 ) -> None:
-    write(repo.parent / ".agentv" / "targets.yaml", "targets:\n  - {name: default, provider: mock, response: outside}\n")
-    write(repo / ".agentv" / "targets.yaml", "targets:\n  - {name: default, provider: mock, response: root}\n")
+    write(
+        repo.parent / ".agentv" / "targets.yaml",
+        "targets:\n  - {name: default, provider: mock, response: outside}\n",
+    )
+    write(
+        repo / ".agentv" / "targets.yaml",
+        "targets:\n  - {name: default, provider: mock, response: root}\n",
+    )
     deep = eval_file(repo / "evals" / "a" / "b" / "x.eval.yaml")
     loaded = load_suite(deep)
     assert loaded.suite.target == "default"
@@ -83,7 +89,10 @@ def test_i24_1_targets_file_is_looked_up_from_the_eval_file_up_to_the_repository
     assert loaded.agentv_targets is not None
     assert loaded.agentv_targets.where.endswith("repo/.agentv/targets.yaml")
     # A nearer file wins, also as plain targets.yaml.
-    write(repo / "evals" / "a" / "targets.yaml", "targets:\n  - {name: default, provider: mock, response: near}\n")
+    write(
+        repo / "evals" / "a" / "targets.yaml",
+        "targets:\n  - {name: default, provider: mock, response: near}\n",
+    )
     assert spec(load_suite(deep), "default") == {"type": "fake", "default": "near"}
     # Nothing above the repository root is read: without the root's file, no target.
     (repo / ".agentv" / "targets.yaml").unlink()
@@ -162,18 +171,23 @@ KINDS = [
     ),
     (
         "provider: anthropic\n    api_key: ${{ AV_KEY }}\n    model: claude-x",
-        {"type": "anthropic", "provider": "anthropic", "model": "claude-x", "api_key_env": "AV_KEY"},
+        {"type": "anthropic", "provider": "anthropic", "model": "claude-x",
+         "api_key_env": "AV_KEY"},
     ),
     (
         "provider: google-gemini\n    api_key: ${{ AV_KEY }}",
-        {"type": "openai", "provider": "gemini", "model": "gemini-2.5-flash", "api_key_env": "AV_KEY"},
+        {"type": "openai", "provider": "gemini", "model": "gemini-2.5-flash",
+         "api_key_env": "AV_KEY"},
     ),
     (
         "provider: openrouter\n    api_key: ${{ AV_KEY }}\n    model: x/y",
         {"type": "openai", "provider": "openrouter", "model": "x/y", "api_key_env": "AV_KEY"},
     ),
     ("provider: mock\n    response: hi", {"type": "fake", "default": "hi"}),
-    ("provider: agentv\n    model: openai:gpt-y", {"type": "openai", "provider": "openai", "model": "gpt-y", "temperature": 0}),
+    (
+        "provider: agentv\n    model: openai:gpt-y",
+        {"type": "openai", "provider": "openai", "model": "gpt-y", "temperature": 0},
+    ),
 ]  # fmt: skip
 
 
@@ -204,7 +218,8 @@ def test_i24_1_coding_agents_become_command_targets(
 ) -> None:
     write(
         repo / ".agentv" / "targets.yaml",
-        f"targets:\n  - name: agent\n    provider: {kind}\n    model: m1\n    timeout_seconds: 30\n",
+        f"targets:\n  - name: agent\n    provider: {kind}\n    model: m1\n"
+        "    timeout_seconds: 30\n",
     )
     loaded = load_suite(eval_file(repo / "x.eval.yaml", target="agent"))
     target = spec(loaded, "agent")

@@ -189,7 +189,7 @@ def _executable(spec: dict[str, Any]) -> str:
 
 
 def _run_agent(argv: list[str], stdin: str | None, env: dict[str, str], label: str) -> str:
-    done = subprocess.run(  # noqa: S603  # the agent's CLI, as the user configured it
+    done = subprocess.run(  # the agent's CLI, as the user configured it
         argv,
         input=stdin,
         capture_output=True,
@@ -208,8 +208,8 @@ def _run_agent(argv: list[str], stdin: str | None, env: dict[str, str], label: s
 
 def _events(stdout: str) -> list[dict[str, Any]]:
     events = []
-    for line in stdout.splitlines():
-        line = line.strip()
+    for raw in stdout.splitlines():
+        line = raw.strip()
         if line.startswith("{"):
             try:
                 event = json.loads(line)
@@ -229,51 +229,58 @@ def _claude(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
         argv += ["--model", str(spec["model"])]
     if spec.get("max_turns") is not None:
         argv += ["--max-turns", str(spec["max_turns"])]
-    if spec.get("system_prompt"):
-        argv += ["--append-system-prompt", str(spec["system_prompt"])]
     env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"}
-    events = _events(_run_agent(argv, prompt, env, f"{spec['label']} (Claude CLI)"))
+    return _claude_reply(_events(_run_agent(argv, prompt, env, f"{spec['label']} (Claude CLI)")))
+
+
+def _claude_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Claude's stream-json events: assistant messages (text and tool_use blocks), the
+    tool_result blocks of user messages, and the final result's cost, duration and usage."""
     messages: list[dict[str, Any]] = []
     calls: dict[str, dict[str, Any]] = {}
     reply: dict[str, Any] = {}
     for event in events:
         message = event.get("message")
         blocks = message.get("content") if isinstance(message, dict) else None
-        if event.get("type") == "assistant" and isinstance(blocks, list):
-            text = _text([b for b in blocks if isinstance(b, dict) and b.get("type") == "text"])
+        blocks = [b for b in blocks if isinstance(b, dict)] if isinstance(blocks, list) else []
+        if event.get("type") == "assistant":
+            text = _text([b for b in blocks if b.get("type") == "text"])
             for b in blocks:
-                if isinstance(b, dict) and b.get("type") == "tool_use":
+                if b.get("type") == "tool_use":
                     calls[str(b.get("id"))] = {
                         "tool": str(b.get("name")),
                         "args": _args(b.get("input")),
                     }
             messages.append({"role": "assistant", "content": text})
-        elif event.get("type") == "user" and isinstance(blocks, list):
+        elif event.get("type") == "user":
             for b in blocks:
-                if isinstance(b, dict) and b.get("type") == "tool_result":
-                    call = calls.get(str(b.get("tool_use_id")))
-                    if call is not None:
-                        call["output"] = _text(b.get("content")) or b.get("content")
+                call = calls.get(str(b.get("tool_use_id")))
+                if b.get("type") == "tool_result" and call is not None:
+                    call["output"] = _text(b.get("content")) or b.get("content")
         elif event.get("type") == "result":
-            if _count(event.get("total_cost_usd")):
-                reply["cost_usd"] = event["total_cost_usd"]
-            if _count(event.get("duration_ms")):
-                reply["duration_ms"] = event["duration_ms"]
-            usage = event.get("usage")
-            if isinstance(usage, dict):
-                tokens = [usage.get(k) for k in ("input_tokens", "cache_read_input_tokens")]
-                tokens.append(usage.get("cache_creation_input_tokens"))
-                reply["token_usage"] = {
-                    "input": sum(int(t) for t in tokens if _count(t)),
-                    "output": int(usage["output_tokens"])
-                    if _count(usage.get("output_tokens"))
-                    else 0,
-                }
-            if isinstance(event.get("result"), str):
-                reply["output"] = event["result"]
+            reply.update(_claude_result(event))
     texts = [m["content"] for m in messages if m["content"]]
     reply["output"] = texts[-1] if texts else reply.get("output", "")
     return {**reply, "messages": messages, "tool_calls": list(calls.values())}
+
+
+def _claude_result(event: dict[str, Any]) -> dict[str, Any]:
+    reply: dict[str, Any] = {}
+    for key, field in (("total_cost_usd", "cost_usd"), ("duration_ms", "duration_ms")):
+        if _count(event.get(key)):
+            reply[field] = event[key]
+    usage = event.get("usage")
+    if isinstance(usage, dict):
+        keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        given = [usage[k] for k in keys if _count(usage.get(k))]
+        output = usage.get("output_tokens")
+        reply["token_usage"] = {
+            "input": int(sum(given)),
+            "output": int(output or 0) if _count(output) else 0,
+        }
+    if isinstance(event.get("result"), str):
+        reply["output"] = event["result"]
+    return reply
 
 
 def _codex(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
@@ -341,44 +348,56 @@ def _pi(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
     elif key:
         argv += ["--api-key", key]
     argv += ["--mode", "json", "--print", "--no-session"]
-    if spec.get("tools"):
-        argv += ["--tools", str(spec["tools"])]
-    if spec.get("thinking"):
-        argv += ["--thinking", str(spec["thinking"])]
+    for option in ("tools", "thinking"):
+        if spec.get(option):
+            argv += [f"--{option}", str(spec[option])]
     if spec.get("system_prompt"):
         prompt = f"{spec['system_prompt']}\n\n{prompt}"
     argv += [*spec.get("args", []), prompt.replace("@", "\\@")]
-    events = _events(_run_agent(argv, None, env, f"{spec['label']} (pi CLI)"))
-    messages: list[Any] = []
-    for event in events:
-        if event.get("type") == "agent_end" and isinstance(event.get("messages"), list):
-            messages = event["messages"]
-        elif event.get("type") == "message_end" and isinstance(event.get("message"), dict):
-            messages = [*messages, event["message"]] if not messages else messages
+    return _pi_reply(_events(_run_agent(argv, None, env, f"{spec['label']} (pi CLI)")))
+
+
+def _pi_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """pi's JSON events: the messages of `agent_end`, else each `message_end`'s message."""
+    ended = [
+        e["messages"]
+        for e in events
+        if e.get("type") == "agent_end" and isinstance(e.get("messages"), list)
+    ]
+    messages = (
+        ended[-1] if ended else [e["message"] for e in events if e.get("type") == "message_end"]
+    )
     texts, calls = [], []
     for m in messages:
-        if isinstance(m, dict) and m.get("role") == "assistant":
-            content = m.get("content")
-            text = _text(
-                [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
-                if isinstance(content, list)
-                else content
-            )
-            if text:
-                texts.append(text)
-            for b in content if isinstance(content, list) else []:
-                if isinstance(b, dict) and b.get("type") == "toolCall":
-                    calls.append({"tool": str(b.get("name")), "args": _args(b.get("arguments"))})
+        if not isinstance(m, dict) or m.get("role") != "assistant":
+            continue
+        content = m.get("content")
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        text = _text([b for b in blocks if b.get("type") == "text"]) if blocks else _text(content)
+        if text:
+            texts.append(text)
+        calls += [
+            {"tool": str(b.get("name")), "args": _args(b.get("arguments"))}
+            for b in blocks
+            if b.get("type") == "toolCall"
+        ]
     return {"output": texts[-1] if texts else "", "tool_calls": calls}
 
 
 _AGENTS = {"claude": _claude, "codex": _codex, "copilot": _copilot, "pi": _pi}
 
 
-def _agent(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
-    """AgentV's prompt document (`[[ ## user_query ## ]]` then the question) sent to the agent."""
+def _agent(spec: dict[str, Any], prompt: str, case_id: str) -> dict[str, Any]:
+    """AgentV's prompt document (`[[ ## user_query ## ]]` then the question) sent to the agent,
+    in a fresh temporary directory when AgentV gives it one (Codex without `cwd`)."""
+    del case_id
     document = f"[[ ## user_query ## ]]\n\n{prompt.strip()}"
-    return _AGENTS[str(spec["kind"])](spec, document)
+    agent = _AGENTS[str(spec["kind"])]
+    if not spec.get("fresh_cwd"):
+        return agent(spec, document)
+    with tempfile.TemporaryDirectory(prefix="agentv-codex-") as workspace:
+        os.chdir(workspace)
+        return agent(spec, document)
 
 
 def main(argv: list[str]) -> int:
@@ -386,10 +405,8 @@ def main(argv: list[str]) -> int:
     spec = json.loads(argv[0])
     prompt = Path(argv[1]).read_text(encoding="utf-8")
     try:
-        if spec["kind"] == "cli":
-            reply = run_cli(spec, prompt, argv[2])
-        else:
-            reply = _agent(spec, prompt)
+        run = run_cli if spec["kind"] == "cli" else _agent
+        reply = run(spec, prompt, argv[2])
     except Failure as exc:
         print(str(exc), file=sys.stderr)
         return exc.status

@@ -15,7 +15,7 @@ from pathlib import Path
 from assay.config._datasets import display_path
 from assay.config._yaml import SourceMap
 from assay.errors import ConfigError, ConfigIssue
-from assay.interop.agentv._env import AgentVEnv, find_repo_root
+from assay.interop.agentv._env import AgentVEnv, find_repo_root, whole_reference
 from assay.interop.agentv._targets import find_targets_file, read_agentv_targets
 from assay.results import JSON
 
@@ -71,13 +71,18 @@ def select_agentv_target(
         return [], exc.issues, None
     own = data.get("targets")
     targets: dict[str, JSON] = dict(own) if isinstance(own, dict) else {}
-    for name, spec in found.specs.items():
-        if name not in targets:
-            targets[name] = spec
-            source.entries[("targets", name)] = found.lines[name]
+    for defined, spec in found.specs.items():
+        if defined not in targets:
+            targets[defined] = spec
+            source.entries[("targets", defined)] = found.lines[defined]
     if targets:
         data["targets"] = targets
     name = data.get("target")
+    variable = whole_reference(name)
+    if variable is not None:  # AgentV reads `${{ VAR }}` in eval files too; unset is no target
+        name = data["target"] = env.get(variable, "").strip() or None
+        if name is None:
+            del data["target"]
     if name is None and ("default" in targets or "default" in found.notes):
         name = data["target"] = "default"
         source.entries.setdefault(("target",), found.lines["default"])

@@ -268,7 +268,7 @@ class _Mapper:
         if raw is None or raw == "":
             return None
         try:
-            return float(raw)  # type: ignore[arg-type]  # refused below when not a number
+            return float(raw)
         except (TypeError, ValueError):
             raise _Unmapped(f"`{key}` must be a number", key) from None
 
@@ -489,7 +489,7 @@ class _Mapper:
             runner["model_reasoning_effort"] = effort
         args = self.strings("args", "arguments")
         if args:
-            runner["args"] = args  # type: ignore[assignment]  # a list of strings is JSON
+            runner["args"] = list[JSON](args)
         if isinstance(self.d.get("max_turns"), int):
             runner["max_turns"] = self.d["max_turns"]
         if self.d.get("bypass_permissions") is False:
@@ -507,6 +507,8 @@ class _Mapper:
                 "grades its printed answer (no tool calls are recorded)"
             )
         cwd = self._cwd()
+        if cwd is None and cli == "codex":
+            runner["fresh_cwd"] = True  # AgentV gives Codex a fresh temporary workspace
         if cwd is None:
             cwd = str(Path.cwd().resolve())  # AgentV starts agents in its own working directory
         return self._command(runner, cwd)
