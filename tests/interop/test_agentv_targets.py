@@ -361,3 +361,43 @@ def test_i24_1_coding_agent_runs_its_cli_and_a_missing_one_errors_the_case(repo:
         "claude-code target 'absent': executable 'no-such-claude-cli' not found on PATH; "
         f"install it, or set `executable:` of target 'absent' in {repo}/.agentv/targets.yaml"
     )
+
+
+def test_i24_1_grader_target_becomes_the_judge(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AV_KEY", "k")
+    write(
+        repo / ".agentv" / "targets.yaml",
+        "targets:\n"
+        "  - name: agent\n    provider: claude-code\n    grader_target: grader\n"
+        "  - name: grader\n    provider: openai\n    api_key: ${{ AV_KEY }}\n    model: judge-m\n"
+        "  - name: lonely\n    provider: codex\n    grader_target: missing\n",
+    )
+    loaded = load_suite(eval_file(repo / "a.eval.yaml", target="agent"))
+    assert json.loads(loaded.document)["judge"] == {
+        "provider": "openai",
+        "model": "judge-m",
+        "base_url": "https://api.openai.com/v1",
+        "api_key_env": "AV_KEY",
+    }
+    loaded = load_suite(eval_file(repo / "b.eval.yaml", target="lonely"))
+    assert "judge" not in json.loads(loaded.document)
+    assert (
+        f"{repo}/b.eval.yaml:3 target: target 'lonely' is graded by its grader_target 'missing', "
+        "which assay cannot use as the judge ('missing' is not a model API target of "
+        f"{repo}/.agentv/targets.yaml); the judge comes from assay's settings (--judge-model, "
+        "assay.yaml)"
+    ) in [str(w) for w in loaded.warnings]
+
+
+def test_i24_1_config_yaml_before_session_hook_is_a_warning(repo: Path) -> None:
+    write(repo / ".agentv" / "targets.yaml", "targets:\n  - {name: default, provider: mock}\n")
+    write(repo / ".agentv" / "config.yaml", "hooks:\n  before_session: ./export-keys.sh\n")
+    loaded = load_suite(eval_file(repo / "evals" / "x.eval.yaml"))
+    assert (
+        f"{repo}/.agentv/config.yaml:2 hooks.before_session: assay does not run AgentV's "
+        "before_session hook: set the variables it exports in the environment before `assay run`"
+    ) in [str(w) for w in loaded.warnings]
+    result = run(loaded)
+    assert result.results[0].output == (
+        '{"answer":"Mock provider response. Configure targets.yaml to supply a custom value."}'
+    )

@@ -13,10 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.config._datasets import display_path
-from assay.config._yaml import SourceMap
+from assay.config._yaml import SourceMap, parse_yaml
 from assay.errors import ConfigError, ConfigIssue
-from assay.interop.agentv._env import AgentVEnv, find_repo_root, whole_reference
-from assay.interop.agentv._targets import find_targets_file, read_agentv_targets
+from assay.interop.agentv._env import (
+    AgentVEnv,
+    directory_chain,
+    find_repo_root,
+    whole_reference,
+)
+from assay.interop.agentv._targets import AgentVTargets, find_targets_file, read_agentv_targets
 from assay.results import JSON
 
 __all__ = ["AgentVTargetLookup", "select_agentv_target"]
@@ -57,18 +62,19 @@ def select_agentv_target(
     if isinstance(data.get("target"), dict):
         return [], [], None
     repo_root = find_repo_root(eval_dir)
+    config_warnings = _config_warnings(eval_dir, repo_root)
     file = find_targets_file(eval_dir, repo_root)
     if file is None:
         where = (
             f"any targets.yaml or .agentv/targets.yaml (or .yml) from {display_path(eval_dir)} "
             f"up to the repository root {display_path(repo_root)} or in the working directory"
         )
-        return [], [], AgentVTargetLookup(where)
+        return config_warnings, [], AgentVTargetLookup(where)
     env = AgentVEnv.for_eval(eval_dir, repo_root)
     try:
         found = read_agentv_targets(file, env, eval_dir)
     except ConfigError as exc:
-        return [], exc.issues, None
+        return config_warnings, exc.issues, None
     own = data.get("targets")
     targets: dict[str, JSON] = dict(own) if isinstance(own, dict) else {}
     for defined, spec in found.specs.items():
@@ -86,10 +92,72 @@ def select_agentv_target(
     if name is None and ("default" in targets or "default" in found.notes):
         name = data["target"] = "default"
         source.entries.setdefault(("target",), found.lines["default"])
-    warnings: list[ConfigIssue] = []
+    warnings = config_warnings
     own_names = set(own) if isinstance(own, dict) else set()
     if isinstance(name, str) and name in found.specs and name not in own_names:
         warnings += found.warnings[name]
+        if "judge" not in data:
+            warnings += _judge(data, name, found, targets, source)
     env.export([v for variables in found.exports.values() for v in variables])
     lookup = AgentVTargetLookup(found.display, tuple(found.names), found.notes)
     return warnings, [], lookup
+
+
+_JUDGE_KEYS = ("provider", "model", "base_url", "api_key_env", "api_version", "temperature")
+
+
+def _judge(
+    data: dict[str, JSON],
+    name: str,
+    found: AgentVTargets,
+    targets: Mapping[str, JSON],
+    source: SourceMap,
+) -> list[ConfigIssue]:
+    """The suite's judge from the target's `grader_target` (else the target itself when it is
+    a model API), as AgentV grades with it; a grader target assay cannot use is a warning."""
+    grader = found.graders.get(name, name)
+    spec = targets.get(grader)
+    if isinstance(spec, dict) and spec.get("type") in ("openai", "anthropic"):
+        data["judge"] = {k: spec[k] for k in _JUDGE_KEYS if k in spec}
+        source.entries.setdefault(("judge",), found.lines.get(grader, found.lines[name]))
+        return []
+    if grader == name:
+        return []
+    note = found.notes.get(grader)
+    why = note.message if note else f"'{grader}' is not a model API target of {found.display}"
+    return [
+        source.issue(
+            ("target",),
+            f"target '{name}' is graded by its grader_target '{grader}', which assay cannot use "
+            f"as the judge ({why}); the judge comes from assay's settings (--judge-model, "
+            "assay.yaml)",
+        )
+    ]
+
+
+def _config_warnings(eval_dir: Path, repo_root: Path) -> list[ConfigIssue]:
+    """What assay does not do of the `.agentv/config.yaml` AgentV would read (the first from
+    the eval file's directory up to the repository root): its `hooks.before_session` command,
+    whose printed variables AgentV exports before running. Its other settings (discovery
+    patterns, result export, output files) change no result of a run."""
+    for directory in directory_chain(eval_dir, repo_root):
+        path = directory / ".agentv" / "config.yaml"
+        if not path.is_file():
+            continue
+        try:
+            data, source = parse_yaml(
+                path.read_text(encoding="utf-8"), display_path(path), interpolate=False
+            )
+        except (ConfigError, OSError, UnicodeDecodeError):
+            return []  # AgentV too ignores a config file it cannot read
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        if isinstance(hooks, dict) and hooks.get("before_session"):
+            return [
+                source.issue(
+                    ("hooks", "before_session"),
+                    "assay does not run AgentV's before_session hook: set the variables it "
+                    "exports in the environment before `assay run`",
+                )
+            ]
+        return []
+    return []

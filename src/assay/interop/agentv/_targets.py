@@ -118,6 +118,8 @@ class AgentVTargets:
     """Where each target is defined."""
     exports: dict[str, list[str]] = field(default_factory=dict)
     """The variables each target reads at run time (API keys): `.env` values to export."""
+    graders: dict[str, str] = field(default_factory=dict)
+    """Each target's `grader_target`: the target whose model grades its outputs."""
 
     @property
     def names(self) -> list[str]:
@@ -178,6 +180,9 @@ def read_agentv_targets(file: Path, env: AgentVEnv, eval_dir: Path) -> AgentVTar
             found.notes[name] = source.issue(("targets", at), f"target '{name}': {message}")
             continue
         found.specs[name] = spec
+        grader = mapper.text("grader_target", "judge_target")
+        if grader is not None:
+            found.graders[name] = grader
         found.warnings[name] = [source.issue(("targets", at), w) for w in mapper.warnings]
         found.exports[name] = mapper.exports
     return found
