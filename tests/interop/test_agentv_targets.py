@@ -401,3 +401,62 @@ def test_i24_1_config_yaml_before_session_hook_is_a_warning(repo: Path) -> None:
     assert result.results[0].output == (
         '{"answer":"Mock provider response. Configure targets.yaml to supply a custom value."}'
     )
+
+
+CODEX = """\
+#!{python}
+import json, sys
+prompt = sys.stdin.read()
+assert sys.argv[1:5] == ["--ask-for-approval", "never", "exec", "--json"], sys.argv
+assert sys.argv[-1] == "-" and "--model" in sys.argv
+for e in [
+    {{"type": "item.completed", "item": {{"type": "command_execution", "command": "ls",
+      "aggregated_output": "a.txt"}}}},
+    {{"type": "item.completed", "item": {{"type": "agent_message", "text": "Hello Ada"}}}},
+    {{"type": "turn.completed", "usage": {{"input_tokens": 30, "output_tokens": 4}}}},
+]:
+    print(json.dumps(e))
+"""
+PI = """\
+#!{python}
+import json, sys
+assert sys.argv[-5:-1] == ["--mode", "json", "--print", "--no-session"], sys.argv
+assert sys.argv[-1].startswith("[[ ## user_query ## ]]")
+print(json.dumps({{"type": "agent_end", "messages": [
+    {{"role": "user", "content": [{{"type": "text", "text": "q"}}]}},
+    {{"role": "assistant", "content": [
+        {{"type": "toolCall", "name": "read", "arguments": {{"path": "a.txt"}}}},
+        {{"type": "text", "text": "Hello Ada"}}]}}]}}))
+"""
+COPILOT = """\
+#!{python}
+import sys
+assert sys.argv[1:4] == ["-s", "--allow-all-tools", "--no-color"], sys.argv
+assert sys.argv[-2] == "-p"
+print("Hello Ada\\n")
+"""
+
+
+@pytest.mark.parametrize(
+    ("kind", "script", "calls", "tokens"),
+    [
+        ("codex", CODEX, [("command_execution", {"command": "ls"}, "a.txt")], (30, 4)),
+        ("pi", PI, [("read", {"path": "a.txt"}, None)], None),
+        ("copilot", COPILOT, [], None),
+    ],
+)
+def test_i24_1_codex_pi_and_copilot_clis_are_run_and_read(
+    repo: Path, kind: str, script: str, calls: list[Any], tokens: tuple[int, int] | None
+) -> None:
+    fake = write(repo / "bin" / kind, script.format(python=sys.executable))
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    write(
+        repo / ".agentv" / "targets.yaml",
+        f"targets:\n  - name: agent\n    provider: {kind}\n    executable: {fake}\n    model: m\n",
+    )
+    case = run(load_suite(eval_file(repo / "x.eval.yaml", target="agent"))).results[0]
+    assert case.error is None
+    assert (case.output, case.verdict) == ("Hello Ada", "pass")
+    assert [(c.tool, c.args, c.output) for c in case.tool_calls] == calls
+    usage = case.token_usage
+    assert (None if usage is None else (usage.input, usage.output)) == tokens
