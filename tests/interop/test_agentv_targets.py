@@ -460,3 +460,18 @@ def test_i24_1_codex_pi_and_copilot_clis_are_run_and_read(
     assert [(c.tool, c.args, c.output) for c in case.tool_calls] == calls
     usage = case.token_usage
     assert (None if usage is None else (usage.input, usage.output)) == tokens
+
+
+def test_i24_1_values_from_the_environment_stay_out_of_stored_runs(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AV_MODEL", "secret-model-name")
+    write(
+        repo / ".agentv" / "targets.yaml",
+        "targets:\n  - name: default\n    provider: claude-code\n    model: ${{ AV_MODEL }}\n",
+    )
+    loaded = load_suite(eval_file(repo / "x.eval.yaml"))
+    assert "secret-model-name" in loaded.document  # the run uses the value
+    stored = loaded.expansions.redact(loaded.document)
+    assert "secret-model-name" not in stored
+    assert "${AV_MODEL}" in stored

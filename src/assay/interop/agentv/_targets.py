@@ -24,6 +24,7 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from assay.config._datasets import display_path
+from assay.config._expansions import record
 from assay.config._yaml import Located, LocPath, parse_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.interop.agentv._env import (
@@ -257,6 +258,7 @@ class _Mapper:
                 return str(raw).strip()
             value = self.env.get(variable, "")
             if value.strip():
+                record(str(raw), value, {variable: value})  # stored run copies show `raw`
                 return value
             if required:
                 state = "is empty" if variable in self.env else "is not set"
@@ -300,6 +302,8 @@ class _Mapper:
                 variable = whole_reference(arg)
                 if variable is not None and not self.env.get(variable, "").strip():
                     raise _Unmapped(f"`{key}` reads {variable}, which is not set", key)
+                if variable:
+                    record(arg, self.env[variable], {variable: self.env[variable]})
                 out.append(self.env[variable] if variable else arg.strip())
             return out
         return []
