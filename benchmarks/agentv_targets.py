@@ -6,6 +6,8 @@ selects (`execution.target`, `target`, else `default`) became an assay target, a
 The environment is the one AgentV would run with: set the variables its targets read.
 
     python benchmarks/agentv_targets.py /path/to/agentv-checkout
+
+(The working directory matters as in AgentV only through `targets.yaml` files found there.)
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def main(root: Path) -> None:
         if name is None:
             outcome["not a YAML mapping"] += 1
             continue
-        repo_root = find_repo_root(path.parent)
+        repo_root = find_repo_root(root)  # run from the checkout's root, as AgentV is
         targets_file = find_targets_file(path.parent, repo_root)
         if targets_file is None:
             outcome["no targets file"] += 1

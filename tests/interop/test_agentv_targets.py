@@ -2,7 +2,8 @@
 resolved as AgentV resolves it, every provider kind mapped to an assay target.
 
 Each test builds a small repository in tmp_path: `.git`, `.agentv/targets.yaml`, eval files
-below it; the working directory is elsewhere so only the lookup from the eval file counts.
+below it; the working directory is an empty directory of that repository, as when AgentV runs
+there.
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ description: {description}
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A repository root (it has `.git`) with the working directory outside it."""
+    """A repository root (it has `.git`); the working directory is a directory of it that
+    holds no AgentV file, so only the lookup from the eval file counts."""
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
+    (root / "work").mkdir()
+    monkeypatch.chdir(root / "work")
     for name in ("AGENT_TARGET", "AV_MODEL", "AV_KEY", "AV_ENDPOINT"):
         monkeypatch.delenv(name, raising=False)
     return root

@@ -1,8 +1,9 @@
 """Where AgentV looks for its project files, and how it reads `${{ VAR }}` and `.env` files.
 
 AgentV searches from the eval file's directory upward to the repository root (the nearest
-directory holding `.git`, else the directory the search starts from) for `.agentv/targets.yaml`
-and `.agentv/config.yaml`, and loads every `.env` file on that path (the nearest wins, the real
+directory holding `.git` from the working directory up, else the working directory; an eval
+file outside it is searched up to the filesystem root) for `.agentv/targets.yaml` and
+`.agentv/config.yaml`, and loads every `.env` file on that path (the nearest wins, the real
 environment wins over all of them). `${{ VAR }}` in targets files is whole-value only: a string
 that is exactly one reference is replaced, anything else is a literal.
 """

@@ -61,7 +61,7 @@ def select_agentv_target(
     target; returns (warnings, errors, lookup). An inline target mapping needs no lookup."""
     if isinstance(data.get("target"), dict):
         return [], [], None
-    repo_root = find_repo_root(eval_dir)
+    repo_root = find_repo_root(Path.cwd())  # AgentV's boundary: the working directory's repository
     config_warnings = _config_warnings(eval_dir, repo_root)
     file = find_targets_file(eval_dir, repo_root)
     if file is None:
