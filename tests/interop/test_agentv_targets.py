@@ -369,7 +369,7 @@ def test_i24_1_grader_target_becomes_the_judge(repo: Path, monkeypatch: pytest.M
     write(
         repo / ".agentv" / "targets.yaml",
         "targets:\n"
-        "  - name: agent\n    provider: claude-code\n    grader_target: grader\n"
+        "  - name: agent\n    provider: claude-code\n    grader_target: grader\n    workers: 3\n"
         "  - name: grader\n    provider: openai\n    api_key: ${{ AV_KEY }}\n    model: judge-m\n"
         "  - name: lonely\n    provider: codex\n    grader_target: missing\n",
     )
@@ -380,6 +380,8 @@ def test_i24_1_grader_target_becomes_the_judge(repo: Path, monkeypatch: pytest.M
         "base_url": "https://api.openai.com/v1",
         "api_key_env": "AV_KEY",
     }
+    # The target's `workers` is the run's concurrency, as in AgentV (the eval file's wins).
+    assert loaded.suite.execution.concurrency == 3
     loaded = load_suite(eval_file(repo / "b.eval.yaml", target="lonely"))
     assert "judge" not in json.loads(loaded.document)
     assert (

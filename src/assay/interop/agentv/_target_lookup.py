@@ -98,6 +98,9 @@ def select_agentv_target(
         warnings += found.warnings[name]
         if "judge" not in data:
             warnings += _judge(data, name, found, targets, source)
+        execution = data.setdefault("execution", {}) if name in found.workers else None
+        if isinstance(execution, dict):
+            execution.setdefault("concurrency", found.workers[name])
     env.export([v for variables in found.exports.values() for v in variables])
     lookup = AgentVTargetLookup(found.display, tuple(found.names), found.notes)
     return warnings, [], lookup

@@ -62,6 +62,8 @@ class AgentVTargets:
     """The variables each target reads at run time (API keys): `.env` values to export."""
     graders: dict[str, str] = field(default_factory=dict)
     """Each target's `grader_target`: the target whose model grades its outputs."""
+    workers: dict[str, int] = field(default_factory=dict)
+    """Each target's `workers`: its concurrency unless the eval file sets one."""
 
     @property
     def names(self) -> list[str]:
@@ -125,6 +127,9 @@ def read_agentv_targets(file: Path, env: AgentVEnv, eval_dir: Path) -> AgentVTar
         grader = mapper.text("grader_target", "judge_target")
         if grader is not None:
             found.graders[name] = grader
+        workers = definition.get("workers")
+        if isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1:
+            found.workers[name] = workers
         found.warnings[name] = [source.issue(("targets", at), w) for w in mapper.warnings]
         found.exports[name] = mapper.exports
     return found
