@@ -21,7 +21,7 @@ import pytest
 from assay.config import LoadedSuite, load_project, load_suite
 from assay.errors import ConfigError
 from assay.results import RunResult
-from assay.runner import RunOptions, execute, plan_run
+from assay.runner import RunOptions, execute, missing_keys, plan_run
 from assay.store import MemorySink
 from assay.testing import FakeOpenAIServer
 from tests.conftest import write
@@ -478,3 +478,18 @@ def test_i24_1_values_from_the_environment_stay_out_of_stored_runs(
     stored = loaded.expansions.redact(loaded.document)
     assert "secret-model-name" not in stored
     assert "${AV_MODEL}" in stored
+
+
+def test_i24_1_a_missing_api_key_is_located_in_the_targets_file(repo: Path) -> None:
+    write(
+        repo / ".agentv" / "targets.yaml",
+        "targets:\n  - {name: other, provider: mock}\n"
+        "  - name: gpt\n    provider: openai\n    api_key: ${{ AV_KEY }}\n    model: m\n",
+    )
+    loaded = load_suite(eval_file(repo / "evals" / "x.eval.yaml", target="gpt"))
+    plan = plan_run(loaded, load_project(), RunOptions())
+    assert missing_keys(plan) == [
+        f"{repo}/.agentv/targets.yaml:3 targets[1]: openai target: environment variable AV_KEY "
+        "is not set. Export it with your API key, name another variable in `api_key_env`, or set "
+        "`api_key_env: null` for a local server that needs no key"
+    ]

@@ -217,6 +217,8 @@ def _resolve_target(
     if choice in suite.targets:
         path = f"targets.{choice}"
         at = (loaded.display, loaded.key_lines.get(path), path)
+        if lookup is not None:  # a target of an AgentV targets file is located there
+            at = lookup.defined.get(choice, at)
         return choice, suite.targets[choice], loaded.base_dir, at
     if choice in project.config.targets:
         path = f"targets.{choice}"

@@ -37,6 +37,9 @@ class AgentVTargetLookup:
     """Every target of the file."""
     notes: Mapping[str, ConfigIssue] = field(default_factory=dict)
     """Targets of the file that could not be mapped, each with the reason (located there)."""
+    defined: Mapping[str, tuple[str, int | None, str]] = field(default_factory=dict)
+    """Where each target the file gave the suite is defined: file, line, YAML path (the
+    suite's own `targets:` are not here)."""
 
     def unknown(self, name: str, suite: str, line: int | None) -> ConfigError:
         """The error for a target name the suite does not have: the file's reason for it, or
@@ -80,7 +83,6 @@ def select_agentv_target(
     for defined, spec in found.specs.items():
         if defined not in targets:
             targets[defined] = spec
-            source.entries[("targets", defined)] = found.lines[defined]
     if targets:
         data["targets"] = targets
     name = data.get("target")
@@ -91,7 +93,6 @@ def select_agentv_target(
             del data["target"]
     if name is None and ("default" in targets or "default" in found.notes):
         name = data["target"] = "default"
-        source.entries.setdefault(("target",), found.lines["default"])
     warnings = config_warnings
     own_names = set(own) if isinstance(own, dict) else set()
     if isinstance(name, str) and name in found.specs and name not in own_names:
@@ -102,7 +103,12 @@ def select_agentv_target(
         if isinstance(execution, dict):
             execution.setdefault("concurrency", found.workers[name])
     env.export([v for variables in found.exports.values() for v in variables])
-    lookup = AgentVTargetLookup(found.display, tuple(found.names), found.notes)
+    defined = {
+        n: (where.file, where.line, f"targets[{found.index[n]}]")
+        for n, where in found.lines.items()
+        if n in found.specs and n not in own_names
+    }
+    lookup = AgentVTargetLookup(found.display, tuple(found.names), found.notes, defined)
     return warnings, [], lookup
 
 
@@ -122,7 +128,6 @@ def _judge(
     spec = targets.get(grader)
     if isinstance(spec, dict) and spec.get("type") in ("openai", "anthropic"):
         data["judge"] = {k: spec[k] for k in _JUDGE_KEYS if k in spec}
-        source.entries.setdefault(("judge",), found.lines.get(grader, found.lines[name]))
         return []
     if grader == name:
         return []

@@ -56,6 +56,8 @@ class AgentVTargets:
     """Why each target of the file that is not in `specs` could not be mapped."""
     warnings: dict[str, list[ConfigIssue]] = field(default_factory=dict)
     """Differences from AgentV in each mapped target, reported when it is selected."""
+    index: dict[str, int] = field(default_factory=dict)
+    """Each target's position in the file's `targets` list."""
     lines: dict[str, Located] = field(default_factory=dict)
     """Where each target is defined."""
     exports: dict[str, list[str]] = field(default_factory=dict)
@@ -105,6 +107,7 @@ def read_agentv_targets(file: Path, env: AgentVEnv, eval_dir: Path) -> AgentVTar
             continue
         definitions.setdefault(name.strip(), (i, entry))
         found.lines.setdefault(name.strip(), source.locate(("targets", i)))
+        found.index.setdefault(name.strip(), i)
     if problems:
         raise ConfigError(problems)
     for name, (i, _) in definitions.items():
