@@ -103,12 +103,12 @@ def select_agentv_target(
         if isinstance(execution, dict):
             execution.setdefault("concurrency", found.workers[name])
     env.export([v for variables in found.exports.values() for v in variables])
-    defined = {
+    located = {
         n: (where.file, where.line, f"targets[{found.index[n]}]")
         for n, where in found.lines.items()
         if n in found.specs and n not in own_names
     }
-    lookup = AgentVTargetLookup(found.display, tuple(found.names), found.notes, defined)
+    lookup = AgentVTargetLookup(found.display, tuple(found.names), found.notes, located)
     return warnings, [], lookup
 
 
