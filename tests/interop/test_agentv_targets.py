@@ -412,6 +412,8 @@ import json, sys
 prompt = sys.stdin.read()
 assert sys.argv[1:5] == ["--ask-for-approval", "never", "exec", "--json"], sys.argv
 assert sys.argv[-1] == "-" and "--model" in sys.argv
+import os
+assert os.path.basename(os.getcwd()).startswith("agentv-codex-"), os.getcwd()  # fresh, as AgentV
 for e in [
     {{"type": "item.completed", "item": {{"type": "command_execution", "command": "ls",
       "aggregated_output": "a.txt"}}}},

@@ -22,8 +22,12 @@ from assay.config._suite import ProjectConfig, Suite, SuiteTests
 from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.graders import Grader
-from assay.interop.agentv import AgentVTargetLookup, rewrite_agentv_suite, select_agentv_target
-from assay.interop.agentv._detect import agentv_marker
+from assay.interop.agentv import (
+    AgentVTargetLookup,
+    agentv_marker,
+    rewrite_agentv_suite,
+    select_agentv_target,
+)
 from assay.results import JSON
 
 __all__ = [

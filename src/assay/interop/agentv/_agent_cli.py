@@ -188,9 +188,12 @@ def _executable(spec: dict[str, Any]) -> str:
     return found
 
 
-def _run_agent(argv: list[str], stdin: str | None, env: dict[str, str], label: str) -> str:
+def _run_agent(
+    argv: list[str], stdin: str | None, env: dict[str, str], label: str, cwd: str | None
+) -> str:
     done = subprocess.run(  # the agent's CLI, as the user configured it
         argv,
+        cwd=cwd,
         input=stdin,
         capture_output=True,
         text=True,
@@ -230,7 +233,11 @@ def _claude(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
     if spec.get("max_turns") is not None:
         argv += ["--max-turns", str(spec["max_turns"])]
     env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"}
-    return _claude_reply(_events(_run_agent(argv, prompt, env, f"{spec['label']} (Claude CLI)")))
+    return _claude_reply(
+        _events(
+            _run_agent(argv, prompt, env, f"{spec['label']} (Claude CLI)", spec.get("workspace"))
+        )
+    )
 
 
 def _claude_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -293,7 +300,11 @@ def _codex(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
     argv += [*spec.get("args", []), "-"]
     if spec.get("system_prompt"):
         prompt = f"{spec['system_prompt']}\n\n{prompt}"
-    events = _events(_run_agent(argv, prompt, dict(os.environ), f"{spec['label']} (Codex CLI)"))
+    events = _events(
+        _run_agent(
+            argv, prompt, dict(os.environ), f"{spec['label']} (Codex CLI)", spec.get("workspace")
+        )
+    )
     texts, calls, reply = [], [], {}
     for event in events:
         item = event.get("item")
@@ -331,7 +342,9 @@ def _copilot(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
     if spec.get("system_prompt"):
         prompt = f"{spec['system_prompt']}\n\n{prompt}"
     argv += [*spec.get("args", []), "-p", prompt]
-    stdout = _run_agent(argv, None, dict(os.environ), f"{spec['label']} (Copilot CLI)")
+    stdout = _run_agent(
+        argv, None, dict(os.environ), f"{spec['label']} (Copilot CLI)", spec.get("workspace")
+    )
     return {"output": stdout.strip()}
 
 
@@ -354,7 +367,9 @@ def _pi(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
     if spec.get("system_prompt"):
         prompt = f"{spec['system_prompt']}\n\n{prompt}"
     argv += [*spec.get("args", []), prompt.replace("@", "\\@")]
-    return _pi_reply(_events(_run_agent(argv, None, env, f"{spec['label']} (pi CLI)")))
+    return _pi_reply(
+        _events(_run_agent(argv, None, env, f"{spec['label']} (pi CLI)", spec.get("workspace")))
+    )
 
 
 def _pi_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -396,8 +411,7 @@ def _agent(spec: dict[str, Any], prompt: str, case_id: str) -> dict[str, Any]:
     if not spec.get("fresh_cwd"):
         return agent(spec, document)
     with tempfile.TemporaryDirectory(prefix="agentv-codex-") as workspace:
-        os.chdir(workspace)
-        return agent(spec, document)
+        return agent({**spec, "workspace": workspace}, document)
 
 
 def main(argv: list[str]) -> int:
