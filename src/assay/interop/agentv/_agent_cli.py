@@ -6,8 +6,9 @@ target's working directory. It starts the command or the agent's CLI with AgentV
 reads the reply in that tool's format and prints assay's structured reply (SPEC §3) on stdout.
 A failure is a message on stderr and a non-zero exit, which makes the case an error.
 
-It imports the standard library only, so it starts in tens of milliseconds: the agents it
-starts take seconds to minutes per case.
+It imports the standard library only: one run of a `cli` target whose command is a shell
+`printf` took ~0.1 s on a loaded 2-core machine (10 runs, 0.98 s), while the agents it starts
+take seconds to minutes per case.
 """
 
 from __future__ import annotations
