@@ -22,7 +22,12 @@ from assay.config._suite import ProjectConfig, Suite, SuiteTests
 from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.graders import Grader
-from assay.interop.agentv import rewrite_agentv_suite
+from assay.interop.agentv import (
+    AgentVTargetLookup,
+    agentv_marker,
+    rewrite_agentv_suite,
+    select_agentv_target,
+)
 from assay.results import JSON
 
 __all__ = [
@@ -70,6 +75,9 @@ class LoadedSuite:
     """The lines of `target`, each `targets.<name>`, `judge` and `judge.api_key_env`: where a
     problem found when the run is planned (a python target's missing function, an unset API
     key) is reported."""
+    agentv_targets: AgentVTargetLookup | None = None
+    """For an AgentV eval file: the targets file its targets came from, and why any of its
+    targets is missing (reported when that target is selected)."""
 
 
 @dataclass(frozen=True)
@@ -142,7 +150,12 @@ def parse_suite(
     if not isinstance(data, dict):
         raise ConfigError([source.issue((), "a suite must be a mapping with `name` and `tests`")])
     data = copy.deepcopy(data)
+    agentv = agentv_marker(data) is not None
     warnings, errors = rewrite_agentv_suite(data, source, base)
+    lookup = None
+    if agentv and not errors:
+        found, errors, lookup = select_agentv_target(data, source, base)
+        warnings += found
     more, more_errors = rewrite_suite(data, source)
     warnings, errors = warnings + more, errors + more_errors
     if errors:
@@ -181,6 +194,7 @@ def parse_suite(
         document,
         tuple(needs_judge),
         key_lines=_key_lines(suite.targets, source, inline=True),
+        agentv_targets=lookup,
     )
 
 

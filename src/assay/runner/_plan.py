@@ -212,6 +212,9 @@ def _resolve_target(
     choice = override if override is not None else suite.target
     if choice is None:
         choice = project.config.target
+    lookup = loaded.agentv_targets
+    if choice is None and lookup is not None:
+        raise lookup.unknown("default", loaded.display, loaded.key_lines.get("target"))
     if choice is None:
         raise UsageError(
             f"{loaded.display}: no target. Set `target:` in the suite or in assay.yaml, "
@@ -223,11 +226,15 @@ def _resolve_target(
     if choice in suite.targets:
         path = f"targets.{choice}"
         at = (loaded.display, loaded.key_lines.get(path), path)
+        if lookup is not None:  # a target of an AgentV targets file is located there
+            at = lookup.defined.get(choice, at)
         return choice, suite.targets[choice], loaded.base_dir, at
     if choice in project.config.targets:
         path = f"targets.{choice}"
         at = (project.display, project.key_lines.get(path), path)
         return choice, project.config.targets[choice], project.base_dir, at
+    if lookup is not None:
+        raise lookup.unknown(choice, loaded.display, loaded.key_lines.get("target"))
     known = sorted({*suite.targets, *project.config.targets})
     hint = f" Known targets: {', '.join(known)}." if known else " Define it under `targets:`."
     raise UsageError(f"{loaded.display}: unknown target '{choice}'.{hint}")

@@ -1,0 +1,436 @@
+"""Run one case on an AgentV `cli` or coding-agent target, the way AgentV invokes it.
+
+assay runs this file as the program of a `command` target (see
+assay.interop.agentv._targets): `python _agent_cli.py SPEC PROMPT_FILE CASE_ID`, with the
+target's working directory. It starts the command or the agent's CLI with AgentV's arguments,
+reads the reply in that tool's format and prints assay's structured reply (SPEC §3) on stdout.
+A failure is a message on stderr and a non-zero exit, which makes the case an error.
+
+It imports the standard library only: one run of a `cli` target whose command is a shell
+`printf` took ~0.1 s on a loaded 2-core machine (10 runs, 0.98 s), while the agents it starts
+take seconds to minutes per case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+_NOT_FOUND = 127
+
+
+class Failure(Exception):
+    """The case fails with this message (and exit status)."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _shell_quote(value: str) -> str:
+    """AgentV's `shellEscape`: single quotes, and `''` for the empty string."""
+    return "'" + value.replace("'", "'\"'\"'") + "'"
+
+
+def _render(template: str, values: dict[str, str]) -> str:
+    """`{NAME}` placeholders replaced; unknown ones kept as written (AgentV's renderTemplate)."""
+    out, i = [], 0
+    while i < len(template):
+        if template[i] == "{":
+            end = template.find("}", i)
+            key = template[i + 1 : end] if end > 0 else ""
+            if key and key.replace("_", "").isalpha() and key.isupper() and key in values:
+                out.append(values[key])
+                i = end + 1
+                continue
+        out.append(template[i])
+        i += 1
+    return "".join(out)
+
+
+def _text(content: Any) -> str | None:
+    """Text of a message content: a string, or the text blocks of a list joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            b.get("text") if isinstance(b, dict) else b if isinstance(b, str) else None
+            for b in content
+        ]
+        texts = [p for p in parts if isinstance(p, str) and p]
+        return "\n".join(texts) if texts else None
+    return None
+
+
+def _args(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return {"input": value}
+        return parsed if isinstance(parsed, dict) else {"input": parsed}
+    return {} if value is None else {"input": value}
+
+
+# -- AgentV's `cli` provider -----------------------------------------------------------------
+
+
+def _cli_reply(content: str) -> dict[str, Any]:
+    """AgentV's CLI output (`{text}`, `{output: [messages]}` with `token_usage`, `cost_usd`,
+    `duration_ms`, or plain text) as assay's structured reply."""
+    try:
+        data = json.loads(content)
+    except json.JSONDecodeError:
+        return {"output": content}
+    if not isinstance(data, dict):
+        return {"output": content}
+    reply: dict[str, Any] = {}
+    messages = data.get("output", data.get("output_messages"))
+    if isinstance(messages, list) and messages:
+        converted, calls = [], []
+        for m in messages:
+            if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+                return {"output": content}
+            message: dict[str, Any] = {"role": m["role"], "content": _text(m.get("content"))}
+            tools = [
+                {
+                    "tool": str(c.get("tool")),
+                    "args": _args(c.get("input")),
+                    "output": c.get("output"),
+                    **({"duration_ms": c["duration_ms"]} if _count(c.get("duration_ms")) else {}),
+                }
+                for c in m.get("tool_calls") or []
+                if isinstance(c, dict) and isinstance(c.get("tool"), str)
+            ]
+            calls += tools
+            converted.append(message)
+        replies = [m["content"] for m in converted if m["role"] == "assistant" and m["content"]]
+        reply = {"output": replies[-1] if replies else "", "messages": converted}
+        reply["tool_calls"] = calls
+    elif "text" in data:
+        text = data["text"]
+        reply = {"output": text if isinstance(text, str) else json.dumps(text)}
+    else:
+        return {"output": content}
+    usage = data.get("token_usage")
+    if isinstance(usage, dict) and _count(usage.get("input")) and _count(usage.get("output")):
+        reply["token_usage"] = {"input": int(usage["input"]), "output": int(usage["output"])}
+    for key in ("cost_usd", "duration_ms"):
+        if _count(data.get(key)):
+            reply[key] = data[key]
+    return reply
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+
+
+def run_cli(spec: dict[str, Any], prompt: str, case_id: str) -> dict[str, Any]:
+    """AgentV's CliProvider: the template rendered with shell-quoted values and run by the
+    shell; the reply is always read from `{OUTPUT_FILE}`."""
+    scratch = Path(tempfile.gettempdir())
+    stem = f"agentv-{case_id or 'unknown'}-{int(time.time() * 1000)}-{secrets.token_hex(4)}"
+    output_file, prompt_file = scratch / f"{stem}.json", scratch / f"{stem}.prompt.txt"
+    keep = bool(spec.get("keep_temp_files"))
+    prompt_file.write_text(prompt, encoding="utf-8")
+    values = {
+        "PROMPT": _shell_quote(prompt),
+        "PROMPT_FILE": _shell_quote(str(prompt_file)),
+        "EVAL_ID": _shell_quote(case_id),
+        "ATTEMPT": _shell_quote("0"),
+        "FILES": "",
+        "OUTPUT_FILE": _shell_quote(str(output_file)),
+    }
+    command = _render(str(spec["command"]), values)
+    try:
+        done = subprocess.run(  # noqa: S602  # AgentV runs its CLI commands through the shell
+            command, shell=True, capture_output=True, text=True, errors="replace", check=False
+        )
+        if done.returncode != 0:
+            detail = done.stderr.strip() or done.stdout.strip()
+            code = done.returncode if done.returncode >= 0 else "unknown"
+            raise Failure(
+                f"{detail} (exit code {code})" if detail else f"CLI exited with code {code}"
+            )
+        try:
+            content = output_file.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise Failure(f"Failed to read output file '{output_file}': {exc.strerror}") from None
+    finally:
+        if not keep:
+            output_file.unlink(missing_ok=True)
+            prompt_file.unlink(missing_ok=True)
+    return _cli_reply(content)
+
+
+# -- coding agents ---------------------------------------------------------------------------
+
+
+def _executable(spec: dict[str, Any]) -> str:
+    name = str(spec["executable"])
+    found = shutil.which(name)
+    if found is None:
+        where = "" if os.sep in name else " on PATH"
+        raise Failure(
+            f"{spec['label']}: executable '{name}' not found{where}; install it, or set "
+            f"`executable:` of target '{spec['target']}' in {spec['targets_file']}",
+            _NOT_FOUND,
+        )
+    return found
+
+
+def _run_agent(
+    argv: list[str], stdin: str | None, env: dict[str, str], label: str, cwd: str | None
+) -> str:
+    done = subprocess.run(  # the agent's CLI, as the user configured it
+        argv,
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        env=env,
+        check=False,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+    )
+    if done.returncode != 0:
+        detail = done.stderr.strip() or done.stdout.strip()
+        suffix = f": {detail[-4000:]}" if detail else ""
+        raise Failure(f"{label} exited with code {done.returncode}{suffix}")
+    return done.stdout
+
+
+def _events(stdout: str) -> list[dict[str, Any]]:
+    events = []
+    for raw in stdout.splitlines():
+        line = raw.strip()
+        if line.startswith("{"):
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(event, dict):
+                events.append(event)
+    return events
+
+
+def _claude(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
+    argv = [_executable(spec), "-p", "--output-format", "stream-json"]
+    argv += ["--include-partial-messages", "--verbose"]
+    if spec.get("bypass_permissions", True):
+        argv.append("--dangerously-skip-permissions")
+    if spec.get("model"):
+        argv += ["--model", str(spec["model"])]
+    if spec.get("max_turns") is not None:
+        argv += ["--max-turns", str(spec["max_turns"])]
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"}
+    return _claude_reply(
+        _events(
+            _run_agent(argv, prompt, env, f"{spec['label']} (Claude CLI)", spec.get("workspace"))
+        )
+    )
+
+
+def _claude_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Claude's stream-json events: assistant messages (text and tool_use blocks), the
+    tool_result blocks of user messages, and the final result's cost, duration and usage."""
+    messages: list[dict[str, Any]] = []
+    calls: dict[str, dict[str, Any]] = {}
+    reply: dict[str, Any] = {}
+    for event in events:
+        message = event.get("message")
+        blocks = message.get("content") if isinstance(message, dict) else None
+        blocks = [b for b in blocks if isinstance(b, dict)] if isinstance(blocks, list) else []
+        if event.get("type") == "assistant":
+            text = _text([b for b in blocks if b.get("type") == "text"])
+            for b in blocks:
+                if b.get("type") == "tool_use":
+                    calls[str(b.get("id"))] = {
+                        "tool": str(b.get("name")),
+                        "args": _args(b.get("input")),
+                    }
+            messages.append({"role": "assistant", "content": text})
+        elif event.get("type") == "user":
+            for b in blocks:
+                call = calls.get(str(b.get("tool_use_id")))
+                if b.get("type") == "tool_result" and call is not None:
+                    call["output"] = _text(b.get("content")) or b.get("content")
+        elif event.get("type") == "result":
+            reply.update(_claude_result(event))
+    texts = [m["content"] for m in messages if m["content"]]
+    reply["output"] = texts[-1] if texts else reply.get("output", "")
+    return {**reply, "messages": messages, "tool_calls": list(calls.values())}
+
+
+def _claude_result(event: dict[str, Any]) -> dict[str, Any]:
+    reply: dict[str, Any] = {}
+    for key, field in (("total_cost_usd", "cost_usd"), ("duration_ms", "duration_ms")):
+        if _count(event.get(key)):
+            reply[field] = event[key]
+    usage = event.get("usage")
+    if isinstance(usage, dict):
+        keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        given = [usage[k] for k in keys if _count(usage.get(k))]
+        output = usage.get("output_tokens")
+        reply["token_usage"] = {
+            "input": int(sum(given)),
+            "output": int(output or 0) if _count(output) else 0,
+        }
+    if isinstance(event.get("result"), str):
+        reply["output"] = event["result"]
+    return reply
+
+
+def _codex(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
+    argv = [_executable(spec), "--ask-for-approval", "never", "exec", "--json"]
+    argv += ["--color", "never", "--skip-git-repo-check"]
+    if spec.get("model"):
+        argv += ["--model", str(spec["model"])]
+    if spec.get("model_reasoning_effort"):
+        argv += ["-c", f"model_reasoning_effort={spec['model_reasoning_effort']}"]
+    argv += [*spec.get("args", []), "-"]
+    if spec.get("system_prompt"):
+        prompt = f"{spec['system_prompt']}\n\n{prompt}"
+    events = _events(
+        _run_agent(
+            argv, prompt, dict(os.environ), f"{spec['label']} (Codex CLI)", spec.get("workspace")
+        )
+    )
+    texts, calls, reply = [], [], {}
+    for event in events:
+        item = event.get("item")
+        if event.get("type") == "item.completed" and isinstance(item, dict):
+            if item.get("type") in ("agent_message", "response", "output"):
+                text = _text(item.get("text", item.get("content")))
+                if text:
+                    texts.append(text)
+            elif item.get("type") == "command_execution":
+                args = {"command": item.get("command")}
+                calls.append(
+                    {
+                        "tool": "command_execution",
+                        "args": args,
+                        "output": item.get("aggregated_output"),
+                    }
+                )
+        usage = event.get("usage")
+        if event.get("type") == "turn.completed" and isinstance(usage, dict):
+            reply["token_usage"] = {
+                "input": int(usage.get("input_tokens") or 0),
+                "output": int(usage.get("output_tokens") or 0),
+            }
+    if not texts:
+        raise Failure(
+            f"{spec['label']}: Codex CLI JSON response did not include an assistant message"
+        )
+    return {**reply, "output": texts[-1], "tool_calls": calls}
+
+
+def _copilot(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
+    argv = [_executable(spec), "-s", "--allow-all-tools", "--no-color"]
+    if spec.get("model"):
+        argv += ["--model", str(spec["model"])]
+    if spec.get("system_prompt"):
+        prompt = f"{spec['system_prompt']}\n\n{prompt}"
+    argv += [*spec.get("args", []), "-p", prompt]
+    stdout = _run_agent(
+        argv, None, dict(os.environ), f"{spec['label']} (Copilot CLI)", spec.get("workspace")
+    )
+    return {"output": stdout.strip()}
+
+
+def _pi(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
+    argv = [_executable(spec)]
+    if spec.get("subprovider"):
+        argv += ["--provider", str(spec["subprovider"])]
+    if spec.get("model"):
+        argv += ["--model", str(spec["model"])]
+    env = dict(os.environ)
+    key = os.environ.get(str(spec.get("api_key_env") or ""), "")
+    if key and str(spec.get("subprovider", "")).lower() == "azure":
+        env["AZURE_OPENAI_API_KEY"] = key
+    elif key:
+        argv += ["--api-key", key]
+    argv += ["--mode", "json", "--print", "--no-session"]
+    for option in ("tools", "thinking"):
+        if spec.get(option):
+            argv += [f"--{option}", str(spec[option])]
+    if spec.get("system_prompt"):
+        prompt = f"{spec['system_prompt']}\n\n{prompt}"
+    argv += [*spec.get("args", []), prompt.replace("@", "\\@")]
+    return _pi_reply(
+        _events(_run_agent(argv, None, env, f"{spec['label']} (pi CLI)", spec.get("workspace")))
+    )
+
+
+def _pi_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """pi's JSON events: the messages of `agent_end`, else each `message_end`'s message."""
+    ended = [
+        e["messages"]
+        for e in events
+        if e.get("type") == "agent_end" and isinstance(e.get("messages"), list)
+    ]
+    messages = (
+        ended[-1] if ended else [e["message"] for e in events if e.get("type") == "message_end"]
+    )
+    texts, calls = [], []
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") != "assistant":
+            continue
+        content = m.get("content")
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        text = _text([b for b in blocks if b.get("type") == "text"]) if blocks else _text(content)
+        if text:
+            texts.append(text)
+        calls += [
+            {"tool": str(b.get("name")), "args": _args(b.get("arguments"))}
+            for b in blocks
+            if b.get("type") == "toolCall"
+        ]
+    return {"output": texts[-1] if texts else "", "tool_calls": calls}
+
+
+_AGENTS = {"claude": _claude, "codex": _codex, "copilot": _copilot, "pi": _pi}
+
+
+def _agent(spec: dict[str, Any], prompt: str, case_id: str) -> dict[str, Any]:
+    """AgentV's prompt document (`[[ ## user_query ## ]]` then the question) sent to the agent,
+    in a fresh temporary directory when AgentV gives it one (Codex without `cwd`)."""
+    del case_id
+    document = f"[[ ## user_query ## ]]\n\n{prompt.strip()}"
+    agent = _AGENTS[str(spec["kind"])]
+    if not spec.get("fresh_cwd"):
+        return agent(spec, document)
+    with tempfile.TemporaryDirectory(prefix="agentv-codex-") as workspace:
+        return agent({**spec, "workspace": workspace}, document)
+
+
+def main(argv: list[str]) -> int:
+    """`SPEC PROMPT_FILE CASE_ID` → the reply on stdout, or a message on stderr."""
+    spec = json.loads(argv[0])
+    prompt = Path(argv[1]).read_text(encoding="utf-8")
+    try:
+        run = run_cli if spec["kind"] == "cli" else _agent
+        reply = run(spec, prompt, argv[2])
+    except Failure as exc:
+        print(str(exc), file=sys.stderr)
+        return exc.status
+    except OSError as exc:
+        print(f"{spec.get('label', 'AgentV target')}: {exc}", file=sys.stderr)
+        return 1
+    json.dump(reply, sys.stdout, ensure_ascii=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
