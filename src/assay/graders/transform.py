@@ -41,6 +41,9 @@ class Transform(Grader):
     """The grader that grades the transformed output; its verdict is this grader's verdict."""
     timeout_s: Annotated[float, Field(gt=0)] = 30.0
     """Stop waiting for the command after this many seconds (its process group is killed)."""
+    memory_mb: Annotated[int, Field(gt=0)] | None = 512
+    """Address-space limit of each of the command's processes, in MB (Linux); null for none —
+    node needs none, as V8 reserves gigabytes of address space when it starts."""
     env: dict[str, str] = Field(default_factory=dict)
     """Variables added to the command's inherited environment."""
 
@@ -52,7 +55,11 @@ class Transform(Grader):
 
     def _runner(self) -> CodeGrader:
         return CodeGrader(
-            type="code-grader", command=self.command, timeout_s=self.timeout_s, env=self.env
+            type="code-grader",
+            command=self.command,
+            timeout_s=self.timeout_s,
+            memory_mb=self.memory_mb,
+            env=self.env,
         )
 
     @property
