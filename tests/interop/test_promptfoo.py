@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 import assay.interop.promptfoo
-
 from assay.config import LoadedSuite, load_project, parse_suite
 from assay.errors import ConfigError
 from assay.interop.promptfoo import Conversion, convert_promptfoo

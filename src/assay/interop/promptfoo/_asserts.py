@@ -8,7 +8,6 @@ are reported (with what to do), never guessed.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,14 +126,20 @@ def _values(value: JSON) -> list[str] | str:
     return "needs a list of strings or a comma-separated string as `value`"
 
 
+_STRICT = 1e-8
+"""Added to a negated bar: assay counts a score within 1e-9 of its bar as reaching it, so the
+bar sits just above that tolerance and a score equal to the threshold fails, as promptfoo's
+strict `<` says."""
+
+
 def _bar(threshold: JSON, default: float, negate: bool) -> float:
     """The min_score that gives promptfoo's verdict: score >= threshold, or — negated —
     score < threshold, which on assay's negated score (1 − score) is a bar just above
-    1 − threshold (one float step, so a score equal to the threshold fails)."""
+    1 − threshold."""
     bar = float(threshold) if isinstance(threshold, int | float) else default
     if not negate:
         return bar
-    return min(1.0, math.nextafter(1.0 - bar, math.inf))
+    return min(1.0, round(1.0 - bar + _STRICT, 10))
 
 
 def _re2_problem(pattern: str) -> str | None:
