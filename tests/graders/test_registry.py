@@ -11,11 +11,13 @@ from tests.graders._grading import SPEC
 from assay.graders import (
     BUILTIN_GRADERS,
     AgentJudge,
+    Bleu,
     CodeGrader,
     Composite,
     Contains,
     ContainsAll,
     ContainsAny,
+    ContainsXml,
     Cost,
     EndsWith,
     Equals,
@@ -26,8 +28,11 @@ from assay.graders import (
     Grader,
     IContains,
     IsJson,
+    IsSql,
+    IsXml,
     JsonSchema,
     Latency,
+    Levenshtein,
     LlmGrader,
     Regex,
     Rouge,
@@ -37,6 +42,8 @@ from assay.graders import (
     TokenUsageLimit,
     Tone,
     ToolTrajectory,
+    Transform,
+    ValidToolCalls,
 )
 
 EXPECTED = {
@@ -53,11 +60,17 @@ EXPECTED = {
     "field-accuracy": FieldAccuracy,
     "similarity": Similarity,
     "rouge": Rouge,
+    "levenshtein": Levenshtein,
+    "bleu": Bleu,
+    "is-xml": IsXml,
+    "contains-xml": ContainsXml,
+    "is-sql": IsSql,
     "latency": Latency,
     "cost": Cost,
     "token-usage": TokenUsageLimit,
     "execution-metrics": ExecutionMetrics,
     "tool-trajectory": ToolTrajectory,
+    "valid-tool-calls": ValidToolCalls,
     "format": Format,
     "factuality": Factuality,
     "tone": Tone,
@@ -66,6 +79,7 @@ EXPECTED = {
     "rubrics": Rubrics,
     "agent-judge": AgentJudge,
     "composite": Composite,
+    "transform": Transform,
 }
 
 MINIMAL: dict[str, dict[str, Any]] = {
@@ -82,11 +96,17 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "field-accuracy": {"fields": [{"path": "$.total", "expected": 3}]},
     "similarity": {"value": "x"},
     "rouge": {"value": "x"},
+    "levenshtein": {"value": "x"},
+    "bleu": {"value": "x"},
+    "is-xml": {},
+    "contains-xml": {},
+    "is-sql": {},
     "latency": {"max_ms": 1},
     "cost": {"max_usd": 1},
     "token-usage": {"max_total": 1},
     "execution-metrics": {"max_tool_calls": 1},
     "tool-trajectory": {"expected": [{"tool": "x"}]},
+    "valid-tool-calls": {"tools": [{"name": "x"}]},
     "format": {"checks": {"json_validity": True}},
     "factuality": {},
     "tone": {"profile": {"formality": "formal"}},
@@ -95,6 +115,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "rubrics": {"rubrics": [{"id": "a", "outcome": "x"}]},
     "agent-judge": {},
     "composite": {"assertions": [{"type": "is-json"}]},
+    "transform": {"command": ["true"], "assertion": {"type": "is-json"}},
 }
 
 
