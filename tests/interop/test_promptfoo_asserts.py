@@ -29,6 +29,10 @@ NODE = ["node", "--max-old-space-size=512", str(WRAPPERS / "assertion.cjs")]
 PYTHON = ["python3", str(WRAPPERS / "assertion.py")]
 
 
+JUDGE = {"score": 0.9, "reasoning": "scripted", "hits": [], "misses": []}
+"""Every judged grader's reply."""
+
+
 def convert(path: Path) -> Conversion:
     return convert_promptfoo(path, display=path.name)
 
@@ -36,8 +40,9 @@ def convert(path: Path) -> Conversion:
 def run(conversion: Conversion, base: Path, replies: dict[str, Any]) -> dict[str, CaseResult]:
     """Run the converted suite against the fake server; the results by case id."""
     loaded = parse_suite(conversion.suite, base_dir=base)
-    with FakeOpenAIServer(replies) as fake, pytest.MonkeyPatch.context() as env:
+    with FakeOpenAIServer(replies, judge=JUDGE) as fake, pytest.MonkeyPatch.context() as env:
         env.setenv("OPENAI_API_KEY", "unused")
+        env.setenv("ASSAY_JUDGE_MODEL", "judge-model")
         env.setenv("OPENAI_BASE_URL", fake.base_url)
         sink = MemorySink()
         options = RunOptions(judge_base_url=fake.base_url)
@@ -164,6 +169,8 @@ tests:
         value: "'true'"
       - type: not-python
         value: output.endswith('.')
+      - type: python
+        value: "json.dumps({'pass': 'Oslo' in output, 'score': 1, 'reason': 'JSON text'})"
 """,
     )
     conversion = convert(config)
@@ -181,6 +188,7 @@ tests:
         "fail",  # a dict whose score is under the threshold fails, as in promptfoo
         "pass",  # the text "true" is a pass
         "fail",  # not-python: the output ends with '.'
+        "pass",  # a dict's JSON text counts as the dict
     ]
     assert "score 0.4 is less than threshold 0.5" in results["weather"].grader_results[3].reasoning
 
@@ -366,6 +374,33 @@ tests:
         "xml": ["pass", "pass", "pass"],
         "sql": ["pass", "pass", "pass", "pass", "fail"],  # no tool call was made
     }
+
+
+def test_i25_3_word_count_ends_with_and_aliases_map(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "promptfooconfig.yaml",
+        CONFIG_HEAD
+        + """\
+tests:
+  - description: words
+    vars: {q: Three words}
+    assert:
+      - {type: word-count, value: 3}
+      - {type: word-count, value: {min: 4}}
+      - {type: not-word-count, value: {min: 1, max: 2}}
+      - {type: ends-with, value: here}
+      - {type: similar:cosine, value: one two here, threshold: 0.85}
+      - {type: model-graded-factuality, value: It says three words}
+""",
+    )
+    conversion = convert(config)
+    graders = conversion.suite["tests"][0]["assertions"]
+    assert graders[0] == {"type": "regex", "value": r"\s*\S+(?:\s+\S+){2,2}\s*", "full_match": True}
+    assert graders[3] == {"type": "ends-with", "value": "here"}
+    assert graders[4]["type"] == "similarity"
+    assert graders[5]["type"] == "llm-grader"
+    results = run(conversion, tmp_path, {"Three words": " one two  here\n"})
+    assert verdicts(results)["words"] == ["pass", "fail", "pass", "fail", "pass", "pass"]
 
 
 # --- item 5: semantics ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from assay.results import JSON
 
 __all__ = ["Mapped", "Where", "judge_of", "map_assertion", "split_values", "with_transform"]
 
-_SAME = frozenset({"equals", "contains", "icontains", "starts-with", "regex"})
+_SAME = frozenset({"equals", "contains", "icontains", "starts-with", "ends-with", "regex"})
 _MANY = {
     "contains-any": ("contains-any", True),
     "contains-all": ("contains-all", True),
@@ -29,6 +29,8 @@ _JUDGED = {
     "g-eval": "{value}",
     "model-graded-closedqa": "The output meets this criterion: {value}",
     "factuality": "The output is factually consistent with this reference answer: {value}",
+    "model-graded-factuality": "The output is factually consistent with this reference "
+    "answer: {value}",
     "answer-relevance": "The output is relevant to the user's question and answers it.",
 }
 _JUDGED_BAR = {"g-eval": 0.7}
@@ -233,8 +235,12 @@ def _grader(
         return _sql(base, value)
     if base in _JUDGED:
         return _judged(base, value, threshold, spec)
+    if base.startswith("similar:"):
+        base = "similar"  # the cosine / dot / euclidean variants: one approximation for all
     if base in ("similar", "rouge-n", "bleu", "levenshtein"):
         return _reference(base, value, threshold, negate)
+    if base == "word-count":
+        return _word_count(value)
     return _other(base, spec, threshold, variables, where)
 
 
@@ -350,6 +356,28 @@ def _sql(base: str, value: JSON) -> Mapped:
         if isinstance(options.get(key), list):
             grader[option] = [str(p) for p in options[key]]
     return Mapped(grader)
+
+
+def _word_count(value: JSON) -> Mapped:
+    """promptfoo counts whitespace-separated words; a full-match RE2 pattern counts the same
+    (RE2's `\\s` is ASCII whitespace, so other Unicode spaces join words)."""
+    bounds = (value, value) if isinstance(value, int) else None
+    if isinstance(value, dict):
+        low, high = value.get("min", 0), value.get("max")
+        if isinstance(low, int) and (high is None or isinstance(high, int)):
+            bounds = (low, high)
+    if bounds is None or bounds[0] < 0 or (bounds[1] is not None and bounds[1] < bounds[0]):
+        return Mapped(unmapped="word-count needs a count or {min, max} as `value`")
+    low, high = bounds
+    if max(low, high or 0) > 1000:
+        return Mapped(unmapped="word-count bounds over 1000 words cannot be checked by a pattern")
+    upper = "" if high is None else str(max(high - 1, 0))
+    repeat = f"{{{max(low - 1, 0)},{upper}}}"
+    words = rf"\S+(?:\s+\S+){repeat}"
+    pattern = rf"\s*{words}\s*" if low > 0 else rf"\s*(?:{words})?\s*"
+    if high == 0:
+        pattern = r"\s*"
+    return Mapped({"type": "regex", "value": pattern, "full_match": True})
 
 
 def _tool_calls(tools: JSON) -> Mapped:
