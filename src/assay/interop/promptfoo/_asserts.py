@@ -361,7 +361,7 @@ def _sql(base: str, value: JSON) -> Mapped:
 def _word_count(value: JSON) -> Mapped:
     """promptfoo counts whitespace-separated words; a full-match RE2 pattern counts the same
     (RE2's `\\s` is ASCII whitespace, so other Unicode spaces join words)."""
-    bounds = (value, value) if isinstance(value, int) else None
+    bounds: tuple[int, int | None] | None = (value, value) if isinstance(value, int) else None
     if isinstance(value, dict):
         low, high = value.get("min", 0), value.get("max")
         if isinstance(low, int) and (high is None or isinstance(high, int)):
