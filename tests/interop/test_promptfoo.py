@@ -8,12 +8,13 @@ real target code runs; judged graders are answered by its scripted judge.
 from __future__ import annotations
 
 import asyncio
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import assay.interop.promptfoo
 from assay.config import LoadedSuite, load_project, parse_suite
 from assay.errors import ConfigError
 from assay.interop.promptfoo import Conversion, convert_promptfoo
@@ -24,8 +25,15 @@ from assay.testing import FakeOpenAIServer
 from tests.conftest import write
 
 FIXTURES = Path(__file__).parent / "fixtures" / "promptfoo"
-WRAPPERS = Path(assay.interop.promptfoo.__file__).resolve().parent / "wrappers"
-CHECK_CAPITAL = f"file://{(FIXTURES / 'check_capital.py').resolve()}"
+
+
+@pytest.fixture(autouse=True)
+def fixtures_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixtures, copied: a converted suite's script wrappers are written beside it."""
+    copy = tmp_path / "promptfoo"
+    shutil.copytree(FIXTURES, copy)
+    monkeypatch.setattr(sys.modules[__name__], "FIXTURES", copy)
+
 
 REPLIES = {
     "What is the capital of France? Answer in one word.": "Paris",
@@ -66,6 +74,8 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def convert(name: str) -> tuple[Conversion, LoadedSuite]:
     conversion = convert_promptfoo(FIXTURES / name, display=name)
+    for helper, text in conversion.files.items():
+        write(FIXTURES / helper, text)
     return conversion, parse_suite(conversion.suite, base_dir=FIXTURES)
 
 
@@ -110,7 +120,12 @@ def test_string_assertions_default_test_and_all_must_pass(server: Any) -> None:
     }
     assert peru[2] == {
         "type": "code-grader",
-        "command": ["python3", str(WRAPPERS / "assertion.py"), "--", CHECK_CAPITAL],
+        "command": [
+            "python3",
+            "promptfoo_wrappers/assertion.py",
+            "--",
+            "file://check_capital.py",
+        ],
     }
     assert warnings(conversion) == []
     assert run(loaded, server) == {"france": "pass", "japan": "fail", "peru": "fail"}

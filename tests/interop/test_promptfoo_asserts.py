@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-import assay.interop.promptfoo
 from assay.config import load_project, parse_suite
 from assay.interop.promptfoo import Conversion, convert_promptfoo
 from assay.results import CaseResult
@@ -24,9 +23,8 @@ from assay.store import MemorySink
 from assay.testing import FakeOpenAIServer
 from tests.conftest import write
 
-WRAPPERS = Path(assay.interop.promptfoo.__file__).resolve().parent / "wrappers"
-NODE = ["node", "--max-old-space-size=512", str(WRAPPERS / "assertion.cjs")]
-PYTHON = ["python3", str(WRAPPERS / "assertion.py")]
+NODE = ["node", "--max-old-space-size=512", "promptfoo_wrappers/assertion.cjs"]
+PYTHON = ["python3", "promptfoo_wrappers/assertion.py"]
 
 
 JUDGE = {"score": 0.9, "reasoning": "scripted", "hits": [], "misses": []}
@@ -38,7 +36,10 @@ def convert(path: Path) -> Conversion:
 
 
 def run(conversion: Conversion, base: Path, replies: dict[str, Any]) -> dict[str, CaseResult]:
-    """Run the converted suite against the fake server; the results by case id."""
+    """Write the suite's helper files to `base`, run it there against the fake server; the
+    results by case id."""
+    for name, text in conversion.files.items():
+        write(base / name, text)
     loaded = parse_suite(conversion.suite, base_dir=base)
     with FakeOpenAIServer(replies, judge=JUDGE) as fake, pytest.MonkeyPatch.context() as env:
         env.setenv("OPENAI_API_KEY", "unused")
@@ -119,7 +120,7 @@ tests:
         "memory_mb": None,
     }
     assert graders[1]["command"][3:6] == ["--threshold", "0.5", "--"]
-    assert graders[3]["command"][-1] == f"file://{(tmp_path / 'checks.js').resolve()}"
+    assert graders[3]["command"][-1] == "file://checks.js"
     assert graders[4]["command"][3:6] == ["--config", '{"min":100}', "--"]
     assert graders[5]["negate"] is True
     assert left_out(conversion) == ""
@@ -179,7 +180,7 @@ tests:
         "type": "code-grader",
         "command": [*PYTHON, "--", "context['vars']['city'] in output"],
     }
-    assert graders[2]["command"][-1] == f"file://{(tmp_path / 'grade.py').resolve()}"
+    assert graders[2]["command"][-1] == "file://grade.py"
     results = run(conversion, tmp_path, {"Weather in Oslo?": "Rain in Oslo all week."})
     assert verdicts(results)["weather"] == [
         "pass",
@@ -288,9 +289,7 @@ tests:
     assert inner["type"] == "transform" and inner["command"][-1] == "JSON.parse(output)"
     assert inner["assertion"]["type"] == "code-grader"
     own = suite["tests"][1]["assertions"][0]
-    assert own["command"] == [
-        *PYTHON, "--transform", "--", f"file://{(tmp_path / 'pick.py').resolve()}"
-    ]  # fmt: skip
+    assert own["command"] == [*PYTHON, "--transform", "--", "file://pick.py"]
     warned = "\n".join(str(w) for w in conversion.warnings)
     assert "tests[1].options.transform: the defaultTest assertions grade this test's output" in (
         warned

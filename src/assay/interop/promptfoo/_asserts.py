@@ -156,11 +156,14 @@ def _re2_problem(pattern: str) -> str | None:
 
 @dataclass(frozen=True)
 class Where:
-    """What an assertion may refer to: the config's directory (`file://` paths) and the tools
-    the default provider declares (for is-valid-openai-tools-call)."""
+    """What an assertion may refer to: the config's directory (`file://` paths), the suite's
+    (where commands run), and the tools the default provider declares (for
+    is-valid-openai-tools-call). `scripts` records that a wrapper is needed."""
 
     base: Path = Path()
+    out: Path | None = None
     tools: JSON = None
+    scripts: list[str] = field(default_factory=list)
 
 
 def map_assertion(spec: JSON, variables: dict[str, JSON], where: Where | None = None) -> Mapped:
@@ -182,7 +185,7 @@ def map_assertion(spec: JSON, variables: dict[str, JSON], where: Where | None = 
     if negate:
         grader["negate"] = True
     if "transform" in spec:
-        wrapped = with_transform(grader, spec["transform"], where.base)
+        wrapped = with_transform(grader, spec["transform"], where)
         if isinstance(wrapped, str):
             return Mapped(unmapped=f"its `transform` cannot run: {wrapped}")
         grader = mapped.grader = wrapped
@@ -194,13 +197,14 @@ def map_assertion(spec: JSON, variables: dict[str, JSON], where: Where | None = 
     return mapped
 
 
-def with_transform(grader: dict[str, JSON], transform: JSON, base: Path) -> dict[str, JSON] | str:
+def with_transform(grader: dict[str, JSON], transform: JSON, where: Where) -> dict[str, JSON] | str:
     """`grader` run on the output `transform` makes (a `transform` grader), or why it cannot.
 
     The grader's name and weight move to the wrapper, which is what the case scores."""
-    command = script_command("javascript", transform, base, transform=True)
+    command = script_command("javascript", transform, where.base, out=where.out, transform=True)
     if command.argv is None:
         return command.problem or "the transform is not code"
+    where.scripts.append("transform")
     outer: dict[str, JSON] = {"type": "transform", "command": list(command.argv)}
     if command.memory_mb is None:
         outer["memory_mb"] = None
@@ -249,10 +253,16 @@ def _other(
 ) -> Mapped:
     if base in ("javascript", "python"):
         command = script_command(
-            base, spec.get("value"), where.base, threshold=threshold, config=spec.get("config")
+            base,
+            spec.get("value"),
+            where.base,
+            out=where.out,
+            threshold=threshold,
+            config=spec.get("config"),
         )
         if command.argv is None:
             return Mapped(unmapped=command.problem)
+        where.scripts.append(base)
         grader: dict[str, JSON] = {"type": "code-grader", "command": list(command.argv)}
         if command.memory_mb is None:
             grader["memory_mb"] = None

@@ -21,6 +21,7 @@ from pathlib import Path
 from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml, parse_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.interop.promptfoo._asserts import Mapped, Where, judge_of, map_assertion, with_transform
+from assay.interop.promptfoo._scripts import wrapper_files
 from assay.results import JSON
 
 __all__ = ["Conversion", "convert_promptfoo"]
@@ -63,6 +64,9 @@ class Conversion:
 
     suite: dict[str, JSON]
     warnings: list[ConfigIssue] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+    """Helper files the suite's commands run (the promptfoo script wrappers), to write beside
+    it: path relative to the suite → text."""
 
 
 def _slug(text: str, default: str) -> str:
@@ -70,8 +74,10 @@ def _slug(text: str, default: str) -> str:
 
 
 class _Converter:
-    def __init__(self, path: Path, source: SourceMap) -> None:
+    def __init__(self, path: Path, source: SourceMap, out: Path | None = None) -> None:
         self.base = path.parent
+        self.out = self.base if out is None else out
+        """The suite's directory: script paths are written relative to it."""
         self.source = source
         self.errors: list[ConfigIssue] = []
         self.warnings: list[ConfigIssue] = []
@@ -79,6 +85,8 @@ class _Converter:
         self.approximated: list[str] = []
         self.tools: JSON = None
         """The default provider's declared tools, for is-valid-openai-tools-call."""
+        self.scripts: list[str] = []
+        """Script assertions and transforms mapped: the suite needs the wrappers."""
 
     def error(self, path: LocPath, message: str) -> None:
         self.errors.append(self.source.issue(path, message))
@@ -240,7 +248,7 @@ class _Converter:
         """The mapped graders; a test's output `transform` wraps each (promptfoo runs it once
         on the output, before every assertion)."""
         values = variables if isinstance(variables, dict) else {}
-        where = Where(base=self.base, tools=self.tools)
+        where = Where(base=self.base, out=self.out, tools=self.tools, scripts=self.scripts)
         out: list[JSON] = []
         for i, spec in enumerate(asserts if isinstance(asserts, list) else []):
             mapped: Mapped = map_assertion(spec, values, where)
@@ -248,7 +256,7 @@ class _Converter:
             at = self.where((*path, i))
             grader = mapped.grader
             if grader is not None and transform is not None:
-                wrapped = with_transform(grader, transform, self.base)
+                wrapped = with_transform(grader, transform, where)
                 if isinstance(wrapped, str):
                     mapped = Mapped(unmapped=f"the test's `transform` cannot run: {wrapped}")
                 grader = None if isinstance(wrapped, str) else wrapped
@@ -358,8 +366,12 @@ def _render(template: JSON, variables: JSON) -> JSON:
     return env.from_string(str(template)).render(values)
 
 
-def convert_promptfoo(path: Path, *, display: str | None = None) -> Conversion:
-    """Convert the promptfoo config at `path` into an assay suite.
+def convert_promptfoo(
+    path: Path, *, display: str | None = None, output_dir: Path | None = None
+) -> Conversion:
+    """Convert the promptfoo config at `path` into an assay suite to be written in
+    `output_dir` (default: the config's directory), which `file://` script paths are made
+    relative to.
 
     Raises:
         ConfigError: the file is missing, not YAML, or not a promptfoo config assay can read.
@@ -370,7 +382,7 @@ def convert_promptfoo(path: Path, *, display: str | None = None) -> Conversion:
     for key in ("prompts", "tests"):
         if key not in data:
             raise ConfigError([source.issue((key,), f"missing `{key}`")])
-    conv = _Converter(path, source)
+    conv = _Converter(path, source, output_dir)
     prompts = conv.prompts(data["prompts"])
     targets = conv.providers(data.get("providers"))
     conv.declared_tools(data.get("providers"))
@@ -407,7 +419,7 @@ def convert_promptfoo(path: Path, *, display: str | None = None) -> Conversion:
     if conv.errors:
         raise ConfigError(conv.errors)
     conv.warnings += _summaries(conv, source)
-    return Conversion(suite, conv.warnings)
+    return Conversion(suite, conv.warnings, wrapper_files() if conv.scripts else {})
 
 
 def _summaries(conv: _Converter, source: SourceMap) -> list[ConfigIssue]:

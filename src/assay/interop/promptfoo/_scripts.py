@@ -3,28 +3,37 @@ assertions, and output `transform`s.
 
 Each becomes a command running one of the wrappers shipped in this package (`wrappers/`)
 under `node` or `python3`: the wrapper reads assay's grading context on stdin, calls the code
-with promptfoo's `(output, context)` and answers in assay's code-grader contract. The wrapper
-is named by its absolute path in the installed package, and a `file://` script by its absolute
-path, so the converted suite runs from wherever it is written (and must be converted again
-after assay moves to another environment).
+with promptfoo's `(output, context)` and answers in assay's code-grader contract. The import
+writes a copy of the wrappers beside the suite (`promptfoo_wrappers/`) and the commands name
+them, and any `file://` script, relative to the suite's directory — where code-graders run —
+so the suite and its helpers move together, to another checkout or machine.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from assay.results import JSON
 
-__all__ = ["Command", "script_command"]
+__all__ = ["WRAPPER_DIR", "Command", "script_command", "wrapper_files"]
 
 WRAPPERS = Path(__file__).resolve().parent / "wrappers"
+"""The wrappers in the installed package, copied beside each converted suite."""
+WRAPPER_DIR = "promptfoo_wrappers"
+"""Where the import writes them, relative to the suite."""
 _JS = (".js", ".cjs", ".mjs")
-_RUNTIMES = {
-    "javascript": ("node", WRAPPERS / "assertion.cjs"),
-    "python": ("python3", WRAPPERS / "assertion.py"),
-}
+_RUNTIMES = {"javascript": ("node", "assertion.cjs"), "python": ("python3", "assertion.py")}
+
+
+def wrapper_files() -> dict[str, str]:
+    """The wrappers to write beside the suite: relative path → text."""
+    return {
+        f"{WRAPPER_DIR}/{name}": (WRAPPERS / name).read_text(encoding="utf-8")
+        for _, name in _RUNTIMES.values()
+    }
 
 
 @dataclass
@@ -38,8 +47,9 @@ class Command:
     address space at start (its heap is capped with --max-old-space-size instead)."""
 
 
-def _reference(value: str, base: Path) -> tuple[str, Path] | str:
-    """(`file:///abs/path[:function]`, the path) of a `file://` value, or what is wrong."""
+def _reference(value: str, base: Path, out: Path) -> tuple[str, Path] | str:
+    """(`file://path[:function]` relative to `out`, the path) of a `file://` value relative to
+    `base`, or what is wrong."""
     spec = value.removeprefix("file://")
     name = ""
     head, sep, tail = spec.rpartition(":")
@@ -52,7 +62,11 @@ def _reference(value: str, base: Path) -> tuple[str, Path] | str:
         return f"'{spec}' is neither a JavaScript (.js, .cjs, .mjs) nor a Python (.py) file"
     if not path.is_file():
         return f"'{spec}' does not exist (looked at {path})"
-    return f"file://{path}{name}", path
+    try:
+        shown = Path(os.path.relpath(path, out.resolve())).as_posix()
+    except ValueError:  # another drive (Windows): only an absolute path reaches it
+        shown = str(path)
+    return f"file://{shown}{name}", path
 
 
 def script_command(
@@ -60,24 +74,27 @@ def script_command(
     value: JSON,
     base: Path,
     *,
+    out: Path | None = None,
     threshold: JSON = None,
     config: JSON = None,
     transform: bool = False,
 ) -> Command:
     """The wrapper command for a `javascript`/`python` assertion value, or a `transform`
-    (inline transforms are JavaScript, as in promptfoo; a `file://` one is run by its type)."""
+    (inline transforms are JavaScript, as in promptfoo; a `file://` one is run by its type).
+
+    `base` is the promptfoo config's directory, `out` the suite's (default: the same)."""
     if not isinstance(value, str) or not value.strip():
         return Command(problem=f"{kind} needs its code or a file:// script as a string")
     runtime = kind
     if value.startswith("file://"):
-        found = _reference(value, base)
+        found = _reference(value, base, base if out is None else out)
         if isinstance(found, str):
             return Command(problem=found)
         value, path = found
         runtime = "python" if path.suffix == ".py" else "javascript"
     program, wrapper = _RUNTIMES[runtime]
     heap = ["--max-old-space-size=512"] if runtime == "javascript" else []
-    argv = [program, *heap, str(wrapper)]
+    argv = [program, *heap, f"{WRAPPER_DIR}/{wrapper}"]
     if transform:
         argv.append("--transform")
     if isinstance(threshold, int | float) and not isinstance(threshold, bool):
