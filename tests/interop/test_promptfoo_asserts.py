@@ -390,6 +390,7 @@ tests:
       - {type: ends-with, value: here}
       - {type: similar:cosine, value: one two here, threshold: 0.85}
       - {type: model-graded-factuality, value: It says three words}
+      - {type: equals, value: {a: [1, true]}}
 """,
     )
     conversion = convert(config)
@@ -398,8 +399,9 @@ tests:
     assert graders[3] == {"type": "ends-with", "value": "here"}
     assert graders[4]["type"] == "similarity"
     assert graders[5]["type"] == "llm-grader"
+    assert graders[6] == {"type": "json-schema", "schema": {"const": {"a": [1, True]}}}
     results = run(conversion, tmp_path, {"Three words": " one two  here\n"})
-    assert verdicts(results)["words"] == ["pass", "fail", "pass", "fail", "pass", "pass"]
+    assert verdicts(results)["words"] == ["pass", "fail", "pass", "fail", "pass", "pass", "fail"]
 
 
 # --- item 5: semantics ---------------------------------------------------------------------------

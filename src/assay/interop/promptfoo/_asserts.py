@@ -282,12 +282,10 @@ def _other(
 def _same(base: str, value: JSON) -> Mapped:
     if isinstance(value, int | float) and not isinstance(value, bool) and base != "regex":
         value = str(value)  # promptfoo compares numbers as their text
+    if base == "equals" and isinstance(value, dict | list):
+        # promptfoo parses the output and compares deeply: a schema whose `const` is the value
+        return Mapped({"type": "json-schema", "schema": {"const": value}})
     if not isinstance(value, str):
-        if base == "equals" and value is not None:
-            return Mapped(
-                unmapped="equals with a JSON value: put it in the test's "
-                "expected_output and use `equals` without a value"
-            )
         return Mapped(unmapped=f"{base} needs a string `value`")
     if base == "regex":
         problem = _re2_problem(value)
