@@ -12,6 +12,7 @@ from tests.conftest import write
 from tests.graders._grading import error_of, grade, load_errors
 
 from assay.graders.bleu import bleu_score
+from assay.graders.embedded_json import embedded_json
 from assay.results import TargetOutput, ToolCall
 
 # --- xml ----------------------------------------------------------------------------------------
@@ -45,6 +46,21 @@ def test_i25_3_contains_xml_finds_a_fragment_in_prose() -> None:
     assert grade(spec, "Here: <root><child>x</child></root>, anything else?").score == 1.0
     assert grade(spec, "Here: <root><other/></root>").score == 0.0
     assert grade({"type": "contains-xml"}, "if a < b and c > d then").score == 0.0
+
+
+def test_i25_3_contains_json_finds_json_in_prose_and_checks_a_schema() -> None:
+    text = 'Order: {"id": 7, "items": [1, 2]} and also [3, 4]. Bye {not json}'
+    assert embedded_json(text) == [{"id": 7, "items": [1, 2]}, [3, 4]]
+    assert grade({"type": "contains-json"}, text).score == 1.0
+    schema = {"type": "object", "required": ["status"]}
+    missing = grade({"type": "contains-json", "schema": schema}, text)
+    assert missing.misses == [
+        "no embedded JSON matches the schema ($: 'status' is a required property)"
+    ]
+    array = grade({"type": "contains-json", "schema": {"type": "array"}}, text)
+    assert array.score == 1.0  # the second value matches
+    assert grade({"type": "contains-json"}, "Total: {7} and [x]").score == 0.0
+    assert grade({"type": "contains-json"}, "NaN [NaN]").score == 0.0  # strict JSON only
 
 
 # --- sql ----------------------------------------------------------------------------------------

@@ -481,6 +481,7 @@ tests:
       - type: is-json
         value: '{"type": "object", "properties": {"city": {"type": "integer"}}}'
       - {type: is-json}
+      - {type: contains-json, value: file://schema.json}
 """,
     )
     conversion = convert(config)
@@ -493,9 +494,10 @@ tests:
             "schema": {"type": "object", "properties": {"city": {"type": "integer"}}},
         },
         {"type": "is-json"},
+        {"type": "contains-json", "schema": {"type": "object", "required": ["temp"]}},
     ]
     results = run(conversion, tmp_path, {"Weather JSON": '{"city": "Oslo"}'})
-    assert verdicts(results)["weather-json"] == ["pass", "fail", "fail", "pass"]
+    assert verdicts(results)["weather-json"] == ["pass", "fail", "fail", "pass", "fail"]
 
 
 def test_i25_5_contains_any_respects_quoting(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from assay.graders.agent_judge import AgentJudge
 from assay.graders.bleu import Bleu
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
+from assay.graders.embedded_json import ContainsJson
 from assay.graders.factuality import Factuality
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
@@ -53,6 +54,7 @@ __all__ = [
     "Contains",
     "ContainsAll",
     "ContainsAny",
+    "ContainsJson",
     "ContainsXml",
     "Cost",
     "EndsWith",

@@ -20,6 +20,7 @@ from assay.graders.agent_judge import AgentJudge
 from assay.graders.bleu import Bleu
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
+from assay.graders.embedded_json import ContainsJson
 from assay.graders.factuality import Factuality
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
@@ -64,6 +65,7 @@ GraderSpec = Annotated[
     | Regex
     | IsJson
     | JsonSchema
+    | ContainsJson
     | FieldAccuracy
     | Similarity
     | Rouge
@@ -104,6 +106,7 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         Regex,
         IsJson,
         JsonSchema,
+        ContainsJson,
         FieldAccuracy,
         Similarity,
         Rouge,

@@ -45,7 +45,6 @@ _TOOL_CALLS = (
 )
 _ADVICE = {
     "webhook": "call the webhook from a code-grader command",
-    "contains-json": "use is-json, json-schema or field-accuracy if the whole output is JSON",
     "select-best": "assay grades each output on its own; compare runs with `assay compare`",
     "ruby": "rewrite the check as a code-grader command (`ruby grade.rb` reading the context "
     "as JSON on stdin)",
@@ -231,8 +230,8 @@ def _grader(
         if not sensitive:
             grader["case_sensitive"] = False
         return Mapped(grader)
-    if base == "is-json":
-        return _is_json(value, where.base)
+    if base in ("is-json", "contains-json"):
+        return _is_json(base, value, where.base)
     if base in ("is-xml", "contains-xml"):
         return _xml(base, value)
     if base in ("is-sql", "contains-sql"):
@@ -314,14 +313,17 @@ def _load_schema(value: str, base: Path) -> tuple[JSON, str | None]:
         return None, f"the schema is neither JSON nor YAML: {str(exc).splitlines()[0]}"
 
 
-def _is_json(value: JSON, base: Path) -> Mapped:
-    if value is None:
-        return Mapped({"type": "is-json"})
-    schema, problem = _load_schema(value, base) if isinstance(value, str) else (value, None)
+def _is_json(base: str, value: JSON, base_dir: Path) -> Mapped:
+    """is-json: `is-json`, or `json-schema` with a schema; contains-json keeps its type."""
+    if value is None or value == "":
+        return Mapped({"type": base})
+    schema, problem = _load_schema(value, base_dir) if isinstance(value, str) else (value, None)
     if problem is not None:
-        return Mapped(unmapped=f"is-json: {problem}")
+        return Mapped(unmapped=f"{base}: {problem}")
     if not isinstance(schema, dict):
-        return Mapped(unmapped="is-json's `value` must be a JSON Schema (an object)")
+        return Mapped(unmapped=f"{base}'s `value` must be a JSON Schema (an object)")
+    if base == "contains-json":
+        return Mapped({"type": "contains-json", "schema": schema})
     return Mapped({"type": "json-schema", "schema": schema})
 
 
