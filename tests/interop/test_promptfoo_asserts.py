@@ -275,6 +275,13 @@ tests:
     assert:
       - type: equals
         value: 42
+  - description: old name
+    vars: {q: Say the answer}
+    options:
+      postprocess: output.slice(-2)
+    assert:
+      - type: equals
+        value: 42
 """,
     )
     conversion = convert(config)
@@ -304,7 +311,8 @@ tests:
     )
     assert verdicts(results) == {
         "json-answer": ["pass", "pass", "pass", "pass"],
-        "own-transform": ["pass", "fail"],  # the default assertion sees the raw text
+        "own-transform": ["pass", "fail"],  # 42 picked; the default one: defaultTest's transform
+        "old-name": ["pass", "fail"],  # `postprocess` is the old name of `transform`
     }
 
 

@@ -274,13 +274,14 @@ class _Converter:
         the scoring function that are not carried over."""
         options = test.get("options")
         options = options if isinstance(options, dict) else {}
-        left_out = [key for key in options if key != "transform"]
+        left_out = [key for key in options if key not in ("transform", "postprocess")]
         if left_out:
             self.unmapped.append(
                 f"{self.where((*path, 'options'))}: test options "
                 f"({', '.join(left_out)}) are not converted"
             )
-        transform = options.get("transform", _option(default, "transform"))
+        own = _option(test, "transform")
+        transform = own if own is not None else _option(default, "transform")
         if has_defaults and transform != _option(default, "transform"):
             self.approximated.append(
                 f"{self.where((*path, 'options', 'transform'))}: the defaultTest assertions "
@@ -344,9 +345,13 @@ def _csv_test(row: dict[str, str]) -> dict[str, JSON]:
 
 
 def _option(test: dict[str, JSON], key: str) -> JSON:
-    """One of a test's `options` (`transform`, …), or None."""
+    """One of a test's `options` (`transform`, or its old name `postprocess`, …), or None."""
     options = test.get("options")
-    return options.get(key) if isinstance(options, dict) else None
+    if not isinstance(options, dict):
+        return None
+    if key == "transform" and "transform" not in options:
+        return options.get("postprocess")
+    return options.get(key)
 
 
 def _render(template: JSON, variables: JSON) -> JSON:
