@@ -579,3 +579,28 @@ tests:
     case_result = results["weighted"]
     assert case_result.score == pytest.approx(0.75)  # (3·1 + 1·0) / 4; weight 0 is not scored
     assert case_result.verdict == "pass"
+
+
+def test_i25_3_scripts_see_tool_calls_in_openais_shape(tmp_path: Path) -> None:
+    """promptfoo's OpenAI provider answers with the tool calls when the model only calls tools."""
+    from assay.graders import CodeGrader, GradingContext
+    from assay.interop.promptfoo._scripts import wrapper_files
+    from assay.results import TargetOutput, ToolCall
+
+    for name, text in wrapper_files().items():
+        write(tmp_path / name, text)
+    check = (
+        "output[0].type === 'function' && output[0].function.name === 'get_weather' && "
+        "JSON.parse(output[0].function.arguments).city === 'Oslo'"
+    )
+    python_check = "output[0]['function']['name'] == 'get_weather'"
+    calls = TargetOutput(
+        output="", tool_calls=[ToolCall(tool="get_weather", args={"city": "Oslo"})]
+    )
+    ctx = GradingContext(
+        case_id="c", output="", threshold=0.8, target_output=calls, base_dir=tmp_path
+    )
+    for command in ([*NODE, "--", check], [*PYTHON, "--", python_check]):
+        grader = CodeGrader(type="code-grader", command=command, memory_mb=None)
+        result = asyncio.run(grader.grade(ctx))
+        assert (result.score, result.error) == (1.0, None), command[0]
