@@ -36,7 +36,7 @@ def test_import_writes_the_committed_example_suite_and_warns_what_it_left_out(
         "check it with `assay validate suite.eval.yaml`\n"
     )
     assert done.stderr == ""
-    for name in ("suite.eval.yaml", "promptfoo_wrappers/assertion.cjs"):
+    for name in ("suite.eval.yaml", *(f"promptfoo_wrappers/assertion.{x}" for x in ("cjs", "py"))):
         written = (example / name).read_text(encoding="utf-8")
         assert written == (PROMPTFOO / name).read_text(encoding="utf-8"), name
     valid = assay("validate", "suite.eval.yaml", cwd=example)
