@@ -26,24 +26,43 @@ def test_import_writes_the_committed_example_suite_and_warns_what_it_left_out(
 ) -> None:
     example = copy_example(PROMPTFOO, tmp_path)
     (example / "suite.eval.yaml").unlink()
+    shutil.rmtree(example / "promptfoo_wrappers")
     done = assay(
         "import", "promptfoo", "promptfooconfig.yaml", "-o", "suite.eval.yaml", cwd=example
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
-        "wrote suite.eval.yaml: suite 'support-replies', 3 tests; check it with "
-        "`assay validate suite.eval.yaml`\n"
+        "wrote suite.eval.yaml and promptfoo_wrappers/: suite 'support-replies', 3 tests; "
+        "check it with `assay validate suite.eval.yaml`\n"
     )
-    assert done.stderr == (
-        "warning: promptfooconfig.yaml: 1 item(s) have no assay equivalent and were left out:\n"
-        "  - line 37 tests[2].assert[1] `javascript`: rewrite the check as a code-grader (a "
-        "Python `function` or a `command`)\n"
-    )
-    written = (example / "suite.eval.yaml").read_text(encoding="utf-8")
-    assert written == (PROMPTFOO / "suite.eval.yaml").read_text(encoding="utf-8")
+    assert done.stderr == ""
+    for name in ("suite.eval.yaml", *(f"promptfoo_wrappers/assertion.{x}" for x in ("cjs", "py"))):
+        written = (example / name).read_text(encoding="utf-8")
+        assert written == (PROMPTFOO / name).read_text(encoding="utf-8"), name
     valid = assay("validate", "suite.eval.yaml", cwd=example)
     assert valid.returncode == 0, valid.stderr
     assert valid.stdout == "ok  suite.eval.yaml: suite 'support-replies', 3 tests\n"
+
+
+def test_i25_3_script_paths_are_relative_to_the_written_suite(tmp_path: Path) -> None:
+    write(
+        tmp_path / "pf" / "check.py",
+        "def get_assert(output, context):\n    return 'Hi' in output\n",
+    )
+    write(
+        tmp_path / "pf" / "promptfooconfig.yaml",
+        "prompts: [hello]\nproviders: [openai:gpt-4o-mini]\n"
+        "tests:\n  - assert: [{type: python, value: file://check.py}]\n",
+    )
+    (tmp_path / "evals").mkdir()
+    done = assay(
+        "import", "promptfoo", "pf/promptfooconfig.yaml", "-o", "evals/s.eval.yaml", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    suite = (tmp_path / "evals" / "s.eval.yaml").read_text(encoding="utf-8")
+    assert "- promptfoo_wrappers/assertion.py\n    - --\n    - file://../pf/check.py\n" in suite
+    wrapper = tmp_path / "evals" / "promptfoo_wrappers" / "assertion.py"
+    assert wrapper.read_text(encoding="utf-8").startswith('"""promptfoo\'s `python` assertion')
 
 
 def test_import_refuses_to_overwrite_without_force(tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ real target code runs; judged graders are answered by its scripted judge.
 from __future__ import annotations
 
 import asyncio
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,15 @@ from assay.testing import FakeOpenAIServer
 from tests.conftest import write
 
 FIXTURES = Path(__file__).parent / "fixtures" / "promptfoo"
+
+
+@pytest.fixture(autouse=True)
+def fixtures_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixtures, copied: a converted suite's script wrappers are written beside it."""
+    copy = tmp_path / "promptfoo"
+    shutil.copytree(FIXTURES, copy)
+    monkeypatch.setattr(sys.modules[__name__], "FIXTURES", copy)
+
 
 REPLIES = {
     "What is the capital of France? Answer in one word.": "Paris",
@@ -63,6 +74,8 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def convert(name: str) -> tuple[Conversion, LoadedSuite]:
     conversion = convert_promptfoo(FIXTURES / name, display=name)
+    for helper, text in conversion.files.items():
+        write(FIXTURES / helper, text)
     return conversion, parse_suite(conversion.suite, base_dir=FIXTURES)
 
 
@@ -105,12 +118,16 @@ def test_string_assertions_default_test_and_all_must_pass(server: Any) -> None:
         ],
         "aggregator": {"type": "threshold", "threshold": 1.0},
     }
-    assert warnings(conversion) == [
-        "basic.yaml: 1 item(s) have no assay equivalent and were left out:\n"
-        "  - line 34 tests[2].assert[2] `python`: rewrite it as a code-grader: `function: "
-        "module:grade` receives the grading context (output, expected_output, metadata, …) and "
-        "returns a score or {score, reasoning}"
-    ]
+    assert peru[2] == {
+        "type": "code-grader",
+        "command": [
+            "python3",
+            "promptfoo_wrappers/assertion.py",
+            "--",
+            "file://check_capital.py",
+        ],
+    }
+    assert warnings(conversion) == []
     assert run(loaded, server) == {"france": "pass", "japan": "fail", "peru": "fail"}
 
 
@@ -172,10 +189,9 @@ def test_reference_metrics_and_json_schema(server: Any) -> None:
         {"type": "latency", "max_ms": 10000},
     ]
     assert far["assertions"][0] == {
-        "type": "similarity",
-        "method": "levenshtein",
+        "type": "levenshtein",
         "value": "Stocks fell on Monday.",
-        "min_score": round(1 - 3 / 22, 4),
+        "max_distance": 3,
     }
     assert far["assertions"][1]["type"] == "json-schema"
     assert run(loaded, server) == {"close-summary": "pass", "far-summary": "fail"}
@@ -191,7 +207,7 @@ def test_prompt_and_test_files_and_unmapped_providers(server: Any) -> None:
     ]
     (left_out,) = warnings(conversion)
     assert "provider 'file://my_provider.py': no assay target type" in left_out
-    assert "`javascript`: rewrite the check as a code-grader" in left_out
+    assert "javascript" not in left_out
     assert run(loaded, server) == {
         "morning-prompts-1": "pass",
         "morning-prompts-2": "fail",

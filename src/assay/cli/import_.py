@@ -42,17 +42,22 @@ def promptfoo(config: Path, output: Path, force: bool) -> None:
 
     if output.exists() and not force:
         raise UsageError(f"{output} already exists; pass --force to overwrite it")
-    conversion = convert_promptfoo(config, display=display_path(config))
+    conversion = convert_promptfoo(config, display=display_path(config), output_dir=output.parent)
     print_warnings(conversion.warnings)
     text = _dump(conversion.suite)
     try:
         output.write_text(text, encoding="utf-8")
+        for name, helper in conversion.files.items():  # the script wrappers its commands run
+            (output.parent / name).parent.mkdir(parents=True, exist_ok=True)
+            (output.parent / name).write_text(helper, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc}") from None
     cases = len(conversion.suite["tests"])
+    helpers = sorted({str(Path(name).parent) for name in conversion.files})
+    beside = f" and {', '.join(f'{h}/' for h in helpers)}" if helpers else ""
     click.echo(
-        f"wrote {output}: suite '{conversion.suite['name']}', {cases} test{'s' * (cases != 1)}; "
-        f"check it with `assay validate {output}`"
+        f"wrote {output}{beside}: suite '{conversion.suite['name']}', "
+        f"{cases} test{'s' * (cases != 1)}; check it with `assay validate {output}`"
     )
 
 

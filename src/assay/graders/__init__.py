@@ -12,15 +12,19 @@ from assay.graders._registry import (
     plugin_graders,
 )
 from assay.graders.agent_judge import AgentJudge
+from assay.graders.bleu import Bleu
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
+from assay.graders.embedded_json import ContainsJson
 from assay.graders.factuality import Factuality
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
+from assay.graders.markup import ContainsXml, IsXml
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
 from assay.graders.outcomes import ExpectedOutcomes, outcome_results
 from assay.graders.rubric import RubricItem, RubricItems, Rubrics
-from assay.graders.similarity import Rouge, Similarity
+from assay.graders.similarity import Levenshtein, Rouge, Similarity
+from assay.graders.sql import IsSql
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
     CompiledPattern,
@@ -35,18 +39,23 @@ from assay.graders.text import (
     compile_re2,
 )
 from assay.graders.tone import Tone
+from assay.graders.tool_schema import ValidToolCalls
 from assay.graders.trajectory import ExpectedCall, ToolTrajectory
+from assay.graders.transform import Transform
 
 __all__ = [
     "BUILTIN_GRADERS",
     "GRADER_PLUGINS",
     "AgentJudge",
+    "Bleu",
     "CodeGrader",
     "CompiledPattern",
     "Composite",
     "Contains",
     "ContainsAll",
     "ContainsAny",
+    "ContainsJson",
+    "ContainsXml",
     "Cost",
     "EndsWith",
     "Equals",
@@ -61,9 +70,12 @@ __all__ = [
     "GradingContext",
     "IContains",
     "IsJson",
+    "IsSql",
+    "IsXml",
     "JsonSchema",
     "JudgedGrader",
     "Latency",
+    "Levenshtein",
     "LlmGrader",
     "Measurement",
     "Regex",
@@ -77,6 +89,8 @@ __all__ = [
     "TokenUsageLimit",
     "Tone",
     "ToolTrajectory",
+    "Transform",
+    "ValidToolCalls",
     "cap_details",
     "compile_re2",
     "detail",

@@ -17,14 +17,18 @@ from pydantic import Field
 from assay._plugins import PluginEntry, PluginSpec, load_plugins, problem_with_model_class
 from assay.graders._base import Grader
 from assay.graders.agent_judge import AgentJudge
+from assay.graders.bleu import Bleu
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
+from assay.graders.embedded_json import ContainsJson
 from assay.graders.factuality import Factuality
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
+from assay.graders.markup import ContainsXml, IsXml
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
 from assay.graders.rubric import Rubrics
-from assay.graders.similarity import Rouge, Similarity
+from assay.graders.similarity import Levenshtein, Rouge, Similarity
+from assay.graders.sql import IsSql
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
     Contains,
@@ -37,7 +41,9 @@ from assay.graders.text import (
     StartsWith,
 )
 from assay.graders.tone import Tone
+from assay.graders.tool_schema import ValidToolCalls
 from assay.graders.trajectory import ToolTrajectory
+from assay.graders.transform import Transform
 
 __all__ = [
     "BUILTIN_GRADERS",
@@ -59,14 +65,21 @@ GraderSpec = Annotated[
     | Regex
     | IsJson
     | JsonSchema
+    | ContainsJson
     | FieldAccuracy
     | Similarity
     | Rouge
+    | Levenshtein
+    | Bleu
+    | IsXml
+    | ContainsXml
+    | IsSql
     | Latency
     | Cost
     | TokenUsageLimit
     | ExecutionMetrics
     | ToolTrajectory
+    | ValidToolCalls
     | Format
     | Factuality
     | Tone
@@ -74,7 +87,8 @@ GraderSpec = Annotated[
     | LlmGrader
     | Rubrics
     | AgentJudge
-    | Composite,
+    | Composite
+    | Transform,
     Field(discriminator="type"),
 ]
 """Any built-in grader, chosen by its `type`."""
@@ -92,14 +106,21 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         Regex,
         IsJson,
         JsonSchema,
+        ContainsJson,
         FieldAccuracy,
         Similarity,
         Rouge,
+        Levenshtein,
+        Bleu,
+        IsXml,
+        ContainsXml,
+        IsSql,
         Latency,
         Cost,
         TokenUsageLimit,
         ExecutionMetrics,
         ToolTrajectory,
+        ValidToolCalls,
         Format,
         Factuality,
         Tone,
@@ -108,11 +129,13 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         Rubrics,
         AgentJudge,
         Composite,
+        Transform,
     )
 }
 """Grader classes by canonical type name."""
 
 Composite.model_rebuild(_types_namespace={"GraderSpec": GraderSpec})
+Transform.model_rebuild(_types_namespace={"GraderSpec": GraderSpec})
 
 
 def _grader_class(entry: PluginEntry, obj: object) -> str | None:

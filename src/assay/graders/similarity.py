@@ -1,4 +1,4 @@
-"""Similarity graders: similarity (edit distance, token ratios) and rouge (SPEC §4).
+"""Similarity graders: similarity (edit distance, token ratios), rouge and levenshtein (SPEC §4).
 
 Both compare the output with a reference text — `value`, or the test's `expected_output` — and
 score how close they are on 0–1. The Detail passes when the score reaches the grader's bar
@@ -12,16 +12,16 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Self
+from typing import Annotated, Literal, Self
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from assay.errors import GraderError
 from assay.graders._base import Grader, GradingContext, Measurement, TestFacts
 from assay.graders._details import detail
 from assay.graders.text import _expected_text, missing_reference
 
-__all__ = ["Rouge", "Similarity"]
+__all__ = ["Levenshtein", "Rouge", "Similarity"]
 
 SimilarityMethod = Literal[
     "ratio", "partial_ratio", "token_sort_ratio", "token_set_ratio", "levenshtein", "indel"
@@ -275,3 +275,43 @@ class Rouge(_ReferenceGrader):
             return 0.0, 0.0
         common = LCSseq.similarity(expected, actual)
         return common / len(actual), common / len(expected)
+
+
+# --- levenshtein --------------------------------------------------------------------------------
+
+
+class Levenshtein(_ReferenceGrader):
+    """The output is within `max_distance` character edits of the reference (score 1 or 0)."""
+
+    @classmethod
+    def warm_up(cls) -> None:
+        """Import rapidfuzz."""
+        _similarity_function("levenshtein")
+
+    type: Literal["levenshtein"]
+    max_distance: Annotated[int, Field(ge=0)] = 5
+    """Most insertions, deletions and substitutions allowed (promptfoo's `threshold`)."""
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        from rapidfuzz.distance import Levenshtein as Distance
+
+        reference = _expected_text(self.value, ctx, self.type)
+        distance = Distance.distance(reference, ctx.output, score_cutoff=None)
+        passed = distance <= self.max_distance
+        sentence = f"Levenshtein distance {distance} is {'within' if passed else 'over'} " + (
+            f"{self.max_distance}"
+        )
+        return Measurement(
+            score=1.0 if passed else 0.0,
+            hits=[sentence] if passed else [],
+            misses=[] if passed else [sentence],
+            details=[
+                detail(
+                    "levenshtein",
+                    passed,
+                    expected=reference,
+                    actual=ctx.output,
+                    message=f"distance {distance}, at most {self.max_distance}",
+                )
+            ],
+        )

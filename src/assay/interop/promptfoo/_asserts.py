@@ -9,13 +9,25 @@ are reported (with what to do), never guessed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from assay.interop.agentv._detect import substitute_vars
+from assay.interop.promptfoo._formats import (
+    is_json,
+    split_values,
+    sql,
+    tool_calls,
+    value_list,
+    word_count,
+    xml,
+)
+from assay.interop.promptfoo._mapped import Mapped
+from assay.interop.promptfoo._scripts import script_command
 from assay.results import JSON
 
-__all__ = ["Mapped", "judge_of", "map_assertion"]
+__all__ = ["Mapped", "Where", "judge_of", "map_assertion", "split_values", "with_transform"]
 
-_SAME = frozenset({"equals", "contains", "icontains", "starts-with", "regex"})
+_SAME = frozenset({"equals", "contains", "icontains", "starts-with", "ends-with", "regex"})
 _MANY = {
     "contains-any": ("contains-any", True),
     "contains-all": ("contains-all", True),
@@ -27,28 +39,29 @@ _JUDGED = {
     "g-eval": "{value}",
     "model-graded-closedqa": "The output meets this criterion: {value}",
     "factuality": "The output is factually consistent with this reference answer: {value}",
+    "model-graded-factuality": "The output is factually consistent with this reference "
+    "answer: {value}",
     "answer-relevance": "The output is relevant to the user's question and answers it.",
 }
+_JUDGED_BAR = {"g-eval": 0.7}
+"""promptfoo's default thresholds of judged types; the others pass on the judge's verdict,
+which an llm-grader reads as a score of at least 0.5."""
+_CONTINUOUS_BAR = {"similar": 0.75, "rouge-n": 0.75, "bleu": 0.5}
+"""promptfoo's default thresholds of the reference metrics (pass: score >= threshold)."""
+_TOOL_CALLS = (
+    "is-valid-openai-tools-call",
+    "is-valid-openai-function-call",
+    "is-valid-function-call",
+)
 _ADVICE = {
-    "javascript": "rewrite the check as a code-grader (a Python `function` or a `command`)",
-    "python": "rewrite it as a code-grader: `function: module:grade` receives the grading "
-    "context (output, expected_output, metadata, …) and returns a score or {score, reasoning}",
-    "webhook": "call the webhook from a code-grader",
-    "contains-json": "use is-json, json-schema or field-accuracy if the whole output is JSON",
-    "is-valid-openai-tools-call": "check tool calls with tool-trajectory",
-    "is-valid-openai-function-call": "check tool calls with tool-trajectory",
+    "webhook": "call the webhook from a code-grader command",
     "select-best": "assay grades each output on its own; compare runs with `assay compare`",
+    "ruby": "rewrite the check as a code-grader command (`ruby grade.rb` reading the context "
+    "as JSON on stdin)",
 }
 _DEFAULT_ADVICE = "assay has no equivalent grader; write a code-grader or an llm-grader for it"
-
-
-@dataclass
-class Mapped:
-    """One assertion's result: the grader, or why it was left out; and any approximation."""
-
-    grader: dict[str, JSON] | None = None
-    unmapped: str | None = None
-    approximated: list[str] = field(default_factory=list)
+_NOT_RENDERED = ("transform", "assert")
+"""Keys promptfoo does not render with the test's vars (the set's members render on their own)."""
 
 
 def judge_of(provider: JSON) -> dict[str, JSON] | None:
@@ -62,12 +75,20 @@ def judge_of(provider: JSON) -> dict[str, JSON] | None:
     return {"provider": parts[0], "model": parts[-1]}
 
 
-def _values(value: JSON) -> list[str] | None:
-    if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return [str(v) for v in value]
-    return None
+_STRICT = 1e-8
+"""Added to a negated bar: assay counts a score within 1e-9 of its bar as reaching it, so the
+bar sits just above that tolerance and a score equal to the threshold fails, as promptfoo's
+strict `<` says."""
+
+
+def _bar(threshold: JSON, default: float, negate: bool) -> float:
+    """The min_score that gives promptfoo's verdict: score >= threshold, or — negated —
+    score < threshold, which on assay's negated score (1 − score) is a bar just above
+    1 − threshold."""
+    bar = float(threshold) if isinstance(threshold, int | float) else default
+    if not negate:
+        return bar
+    return min(1.0, round(1.0 - bar + _STRICT, 10))
 
 
 def _re2_problem(pattern: str) -> str | None:
@@ -80,68 +101,138 @@ def _re2_problem(pattern: str) -> str | None:
     return None
 
 
-def map_assertion(spec: JSON, variables: dict[str, JSON]) -> Mapped:
+@dataclass(frozen=True)
+class Where:
+    """What an assertion may refer to: the config's directory (`file://` paths), the suite's
+    (where commands run), and the tools the default provider declares (for
+    is-valid-openai-tools-call). `scripts` records that a wrapper is needed."""
+
+    base: Path = Path()
+    out: Path | None = None
+    tools: JSON = None
+    scripts: list[str] = field(default_factory=list)
+
+
+def map_assertion(spec: JSON, variables: dict[str, JSON], where: Where | None = None) -> Mapped:
     """Map one promptfoo assertion; `variables` render `{{ var }}` in its value."""
+    where = where or Where()
     if not isinstance(spec, dict) or not isinstance(spec.get("type"), str):
         return Mapped(unmapped="an assertion must be a mapping with a `type`")
     kind: str = spec["type"]
     negate = kind.startswith("not-")
     base = kind.removeprefix("not-")
-    if "transform" in spec:
-        return Mapped(unmapped="assay grades the raw output; `transform` has no equivalent")
-    spec = {key: substitute_vars(item, variables) for key, item in spec.items()}
-    value = spec.get("value")
-    threshold = spec.get("threshold")
-    mapped = _grader(base, value, threshold, spec)
+    rendered = {
+        key: item if key in _NOT_RENDERED else substitute_vars(item, variables)
+        for key, item in spec.items()
+    }
+    mapped = _grader(base, rendered, negate, variables, where)
     if mapped.grader is None:
         return mapped
     grader = mapped.grader
     if negate:
         grader["negate"] = True
-    if isinstance(spec.get("metric"), str):
-        grader["name"] = spec["metric"]
-    if isinstance(spec.get("weight"), int | float):
-        grader["weight"] = spec["weight"]
+    if "transform" in spec:
+        wrapped = with_transform(grader, spec["transform"], where)
+        if isinstance(wrapped, str):
+            return Mapped(unmapped=f"its `transform` cannot run: {wrapped}")
+        grader = mapped.grader = wrapped
+    if isinstance(rendered.get("metric"), str) and rendered["metric"]:
+        grader["name"] = rendered["metric"]
+    weight = rendered.get("weight")
+    if isinstance(weight, int | float) and not isinstance(weight, bool) and weight >= 0:
+        grader["weight"] = weight
     return mapped
 
 
-def _grader(base: str, value: JSON, threshold: JSON, spec: dict[str, JSON]) -> Mapped:
+def with_transform(grader: dict[str, JSON], transform: JSON, where: Where) -> dict[str, JSON] | str:
+    """`grader` run on the output `transform` makes (a `transform` grader), or why it cannot.
+
+    The grader's name and weight move to the wrapper, which is what the case scores."""
+    command = script_command("javascript", transform, where.base, out=where.out, transform=True)
+    if command.argv is None:
+        return command.problem or "the transform is not code"
+    where.scripts.append("transform")
+    outer: dict[str, JSON] = {"type": "transform", "command": list(command.argv)}
+    if command.memory_mb is None:
+        outer["memory_mb"] = None
+    inner = dict(grader)
+    for key in ("name", "weight"):
+        if key in inner:
+            outer[key] = inner.pop(key)
+    outer["assertion"] = inner
+    return outer
+
+
+def _grader(
+    base: str, spec: dict[str, JSON], negate: bool, variables: dict[str, JSON], where: Where
+) -> Mapped:
+    value, threshold = spec.get("value"), spec.get("threshold")
     if base in _SAME:
         return _same(base, value)
     if base in _MANY:
         kind, sensitive = _MANY[base]
-        values = _values(value)
-        if not values:
-            return Mapped(unmapped=f"{base} needs a list of strings as `value`")
+        values = value_list(value)
+        if isinstance(values, str) or not values:
+            return Mapped(unmapped=f"{base} {values or 'needs at least one value'}")
         grader: dict[str, JSON] = {"type": kind, "value": list(values)}
         if not sensitive:
             grader["case_sensitive"] = False
         return Mapped(grader)
-    if base == "is-json":
-        if isinstance(value, dict):
-            return Mapped({"type": "json-schema", "schema": value})
-        return Mapped({"type": "is-json"})
+    if base in ("is-json", "contains-json"):
+        return is_json(base, value, where.base)
+    if base in ("is-xml", "contains-xml"):
+        return xml(base, value)
+    if base in ("is-sql", "contains-sql"):
+        return sql(base, value)
     if base in _JUDGED:
         return _judged(base, value, threshold, spec)
-    if base in ("similar", "rouge-n", "levenshtein"):
-        return _reference(base, value, threshold)
+    if base.startswith("similar:"):
+        base = "similar"  # the cosine / dot / euclidean variants: one approximation for all
+    if base in ("similar", "rouge-n", "bleu", "levenshtein"):
+        return _reference(base, value, threshold, negate)
+    if base == "word-count":
+        return word_count(value)
+    return _other(base, spec, threshold, variables, where)
+
+
+def _other(
+    base: str, spec: dict[str, JSON], threshold: JSON, variables: dict[str, JSON], where: Where
+) -> Mapped:
+    if base in ("javascript", "python"):
+        command = script_command(
+            base,
+            spec.get("value"),
+            where.base,
+            out=where.out,
+            threshold=threshold,
+            config=spec.get("config"),
+        )
+        if command.argv is None:
+            return Mapped(unmapped=command.problem)
+        where.scripts.append(base)
+        grader: dict[str, JSON] = {"type": "code-grader", "command": list(command.argv)}
+        if command.memory_mb is None:
+            grader["memory_mb"] = None
+        return Mapped(grader)
+    if base in _TOOL_CALLS:
+        return tool_calls(where.tools)
     if base in ("latency", "cost"):
         if not isinstance(threshold, int | float):
             return Mapped(unmapped=f"{base} needs a numeric `threshold`")
         option = "max_ms" if base == "latency" else "max_usd"
         return Mapped({"type": base, option: threshold})
     if base == "assert-set":
-        return _assert_set(spec, threshold)
+        return _assert_set(spec, threshold, variables, where)
     return Mapped(unmapped=_ADVICE.get(base, _DEFAULT_ADVICE))
 
 
 def _same(base: str, value: JSON) -> Mapped:
+    if isinstance(value, int | float) and not isinstance(value, bool) and base != "regex":
+        value = str(value)  # promptfoo compares numbers as their text
+    if base == "equals" and isinstance(value, dict | list):
+        # promptfoo parses the output and compares deeply: a schema whose `const` is the value
+        return Mapped({"type": "json-schema", "schema": {"const": value}})
     if not isinstance(value, str):
-        if base == "equals" and value is not None:
-            return Mapped(
-                unmapped="equals with a JSON value: put it in the test's "
-                "expected_output and use `equals` without a value"
-            )
         return Mapped(unmapped=f"{base} needs a string `value`")
     if base == "regex":
         problem = _re2_problem(value)
@@ -159,7 +250,7 @@ def _judged(base: str, value: JSON, threshold: JSON, spec: dict[str, JSON]) -> M
     if base != "answer-relevance" and not (isinstance(value, str) and value.strip()):
         return Mapped(unmapped=f"{base} needs its criterion as a string `value`")
     prompt = _JUDGED[base].format(value=value)
-    bar = threshold if isinstance(threshold, int | float) else 0.5
+    bar = threshold if isinstance(threshold, int | float) else _JUDGED_BAR.get(base, 0.5)
     grader: dict[str, JSON] = {"type": "llm-grader", "prompt": prompt, "min_score": bar}
     judge = judge_of(spec.get("provider"))
     if judge is not None:
@@ -172,35 +263,36 @@ def _judged(base: str, value: JSON, threshold: JSON, spec: dict[str, JSON]) -> M
     return Mapped(grader, approximated=approximated)
 
 
-def _reference(base: str, value: JSON, threshold: JSON) -> Mapped:
+def _reference(base: str, value: JSON, threshold: JSON, negate: bool) -> Mapped:
+    if base == "bleu" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        bar = _bar(threshold, _CONTINUOUS_BAR[base], negate)
+        return Mapped({"type": "bleu", "value": list(value), "min_score": bar})
     if not isinstance(value, str):
         return Mapped(unmapped=f"{base} needs the reference text as `value`")
+    if base == "levenshtein":
+        # promptfoo reads `threshold || 5`: an absent or zero threshold allows 5 edits
+        limit = int(threshold) if isinstance(threshold, int | float) and threshold else 5
+        return Mapped({"type": "levenshtein", "value": value, "max_distance": limit})
+    bar = _bar(threshold, _CONTINUOUS_BAR[base], negate)
+    if base == "bleu":
+        return Mapped({"type": "bleu", "value": value, "min_score": bar})
     if base == "rouge-n":
-        bar = threshold if isinstance(threshold, int | float) else 0.75
         return Mapped({"type": "rouge", "variant": "rouge1", "value": value, "min_score": bar})
-    if base == "similar":
-        bar = threshold if isinstance(threshold, int | float) else 0.75
-        note = "similar (embedding cosine) is approximated by `similarity` (edit-distance ratio)"
-        grader: dict[str, JSON] = {"type": "similarity", "value": value, "min_score": bar}
-        return Mapped(grader, approximated=[note])
-    distance = threshold if isinstance(threshold, int | float) else 5
-    bar = round(max(0.0, 1.0 - distance / max(len(value), 1)), 4)
-    note = (
-        f"levenshtein distance ≤ {distance} is approximated by normalised similarity ≥ "
-        f"{bar} against the {len(value)}-character reference"
-    )
-    grader = {"type": "similarity", "method": "levenshtein", "value": value, "min_score": bar}
+    note = "similar (embedding cosine) is approximated by `similarity` (edit-distance ratio)"
+    grader: dict[str, JSON] = {"type": "similarity", "value": value, "min_score": bar}
     return Mapped(grader, approximated=[note])
 
 
-def _assert_set(spec: dict[str, JSON], threshold: JSON) -> Mapped:
+def _assert_set(
+    spec: dict[str, JSON], threshold: JSON, variables: dict[str, JSON], where: Where
+) -> Mapped:
     members = spec.get("assert")
     if not isinstance(members, list) or not members:
         return Mapped(unmapped="assert-set needs an `assert` list")
     graders: list[JSON] = []
     approximated: list[str] = []
     for member in members:
-        inner = map_assertion(member, {})
+        inner = map_assertion(member, variables, where)
         if inner.grader is None:
             return Mapped(unmapped=f"a member of the set has no equivalent: {inner.unmapped}")
         graders.append(inner.grader)

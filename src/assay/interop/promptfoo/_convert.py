@@ -20,7 +20,8 @@ from pathlib import Path
 
 from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml, parse_yaml
 from assay.errors import ConfigError, ConfigIssue
-from assay.interop.promptfoo._asserts import Mapped, judge_of, map_assertion
+from assay.interop.promptfoo._asserts import Mapped, Where, judge_of, map_assertion, with_transform
+from assay.interop.promptfoo._scripts import wrapper_files
 from assay.results import JSON
 
 __all__ = ["Conversion", "convert_promptfoo"]
@@ -50,6 +51,11 @@ _CONFIG = {
     "apiBaseUrl": "base_url",
     "apiKeyEnvar": "api_key_env",
 }
+_SCORING = (
+    "assay scores a case with its aggregator (every grader must pass, or the weighted mean "
+    "reaches the test's threshold); a custom scoring function has no equivalent, so the case "
+    "keeps that rule"
+)
 
 
 @dataclass
@@ -58,6 +64,9 @@ class Conversion:
 
     suite: dict[str, JSON]
     warnings: list[ConfigIssue] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+    """Helper files the suite's commands run (the promptfoo script wrappers), to write beside
+    it: path relative to the suite → text."""
 
 
 def _slug(text: str, default: str) -> str:
@@ -65,13 +74,19 @@ def _slug(text: str, default: str) -> str:
 
 
 class _Converter:
-    def __init__(self, path: Path, source: SourceMap) -> None:
+    def __init__(self, path: Path, source: SourceMap, out: Path | None = None) -> None:
         self.base = path.parent
+        self.out = self.base if out is None else out
+        """The suite's directory: script paths are written relative to it."""
         self.source = source
         self.errors: list[ConfigIssue] = []
         self.warnings: list[ConfigIssue] = []
         self.unmapped: list[str] = []
         self.approximated: list[str] = []
+        self.tools: JSON = None
+        """The default provider's declared tools, for is-valid-openai-tools-call."""
+        self.scripts: list[str] = []
+        """Script assertions and transforms mapped: the suite needs the wrappers."""
 
     def error(self, path: LocPath, message: str) -> None:
         self.errors.append(self.source.issue(path, message))
@@ -227,19 +242,71 @@ class _Converter:
         combos = itertools.product(*(merged[k] for k in lists))
         return [{**merged, **dict(zip(lists, combo, strict=True))} for combo in combos]
 
-    def graders(self, asserts: JSON, variables: JSON, path: LocPath) -> list[JSON]:
+    def graders(
+        self, asserts: JSON, variables: JSON, path: LocPath, transform: JSON = None
+    ) -> list[JSON]:
+        """The mapped graders; a test's output `transform` wraps each (promptfoo runs it once
+        on the output, before every assertion)."""
         values = variables if isinstance(variables, dict) else {}
+        where = Where(base=self.base, out=self.out, tools=self.tools, scripts=self.scripts)
         out: list[JSON] = []
         for i, spec in enumerate(asserts if isinstance(asserts, list) else []):
-            mapped: Mapped = map_assertion(spec, values)
+            mapped: Mapped = map_assertion(spec, values, where)
             kind = spec.get("type") if isinstance(spec, dict) else None
-            where = self.where((*path, i))
-            if mapped.grader is None:
-                self.unmapped.append(f"{where} `{kind}`: {mapped.unmapped}")
+            at = self.where((*path, i))
+            grader = mapped.grader
+            if grader is not None and transform is not None:
+                wrapped = with_transform(grader, transform, where)
+                if isinstance(wrapped, str):
+                    mapped = Mapped(unmapped=f"the test's `transform` cannot run: {wrapped}")
+                grader = None if isinstance(wrapped, str) else wrapped
+            if grader is None:
+                self.unmapped.append(f"{at} `{kind}`: {mapped.unmapped}")
             else:
-                out.append(mapped.grader)
-            self.approximated += [f"{where}: {note}" for note in mapped.approximated]
+                out.append(grader)
+            self.approximated += [f"{at}: {note}" for note in mapped.approximated]
         return out
+
+    def test_options(
+        self, test: dict[str, JSON], default: dict[str, JSON], path: LocPath, has_defaults: bool
+    ) -> JSON:
+        """The test's output transform (its own, else defaultTest's); reports the options and
+        the scoring function that are not carried over."""
+        options = test.get("options")
+        options = options if isinstance(options, dict) else {}
+        left_out = [key for key in options if key not in ("transform", "postprocess")]
+        if left_out:
+            self.unmapped.append(
+                f"{self.where((*path, 'options'))}: test options "
+                f"({', '.join(left_out)}) are not converted"
+            )
+        own = _option(test, "transform")
+        transform = own if own is not None else _option(default, "transform")
+        if has_defaults and transform != _option(default, "transform"):
+            self.approximated.append(
+                f"{self.where((*path, 'options', 'transform'))}: the defaultTest assertions "
+                "grade this test's output through defaultTest's transform, not this one"
+            )
+        if "assertScoringFunction" in test:
+            self.unmapped.append(f"{self.where((*path, 'assertScoringFunction'))}: {_SCORING}")
+        return transform
+
+    def declared_tools(self, providers: JSON) -> None:
+        """Keep the first provider's `tools` (or `functions`), read from file:// if need be."""
+        first = providers[0] if isinstance(providers, list) and providers else providers
+        config = first.get("config") if isinstance(first, dict) else None
+        if not isinstance(config, dict):
+            return
+        key = "tools" if "tools" in config else "functions"
+        tools = config.get(key)
+        if isinstance(tools, str) and tools.startswith("file://"):
+            text = self.read(tools, ("providers", 0, "config", key))
+            try:
+                tools = parse_yaml(text, tools, interpolate=False)[0] if text else None
+            except ConfigError:
+                tools = None
+        if isinstance(tools, list) and all(isinstance(t, dict) for t in tools):
+            self.tools = tools
 
 
 def _chat_or_text(text: str) -> JSON:
@@ -277,6 +344,16 @@ def _csv_test(row: dict[str, str]) -> dict[str, JSON]:
     return test
 
 
+def _option(test: dict[str, JSON], key: str) -> JSON:
+    """One of a test's `options` (`transform`, or its old name `postprocess`, …), or None."""
+    options = test.get("options")
+    if not isinstance(options, dict):
+        return None
+    if key == "transform" and "transform" not in options:
+        return options.get("postprocess")
+    return options.get(key)
+
+
 def _render(template: JSON, variables: JSON) -> JSON:
     """Render a prompt (text or messages) with Jinja2, which reads promptfoo's Nunjucks."""
     from jinja2 import StrictUndefined
@@ -294,8 +371,12 @@ def _render(template: JSON, variables: JSON) -> JSON:
     return env.from_string(str(template)).render(values)
 
 
-def convert_promptfoo(path: Path, *, display: str | None = None) -> Conversion:
-    """Convert the promptfoo config at `path` into an assay suite.
+def convert_promptfoo(
+    path: Path, *, display: str | None = None, output_dir: Path | None = None
+) -> Conversion:
+    """Convert the promptfoo config at `path` into an assay suite to be written in
+    `output_dir` (default: the config's directory), which `file://` script paths are made
+    relative to.
 
     Raises:
         ConfigError: the file is missing, not YAML, or not a promptfoo config assay can read.
@@ -306,9 +387,10 @@ def convert_promptfoo(path: Path, *, display: str | None = None) -> Conversion:
     for key in ("prompts", "tests"):
         if key not in data:
             raise ConfigError([source.issue((key,), f"missing `{key}`")])
-    conv = _Converter(path, source)
+    conv = _Converter(path, source, output_dir)
     prompts = conv.prompts(data["prompts"])
     targets = conv.providers(data.get("providers"))
+    conv.declared_tools(data.get("providers"))
     default = data.get("defaultTest")
     default = default if isinstance(default, dict) else {}
     suite: dict[str, JSON] = {"name": _slug(str(data.get("description") or ""), "")}
@@ -319,13 +401,20 @@ def convert_promptfoo(path: Path, *, display: str | None = None) -> Conversion:
     if targets:
         suite["target"] = next(iter(targets))
         suite["targets"] = targets
+    if "assertScoringFunction" in default:
+        conv.unmapped.append(f"{conv.where(('defaultTest', 'assertScoringFunction'))}: {_SCORING}")
     options = default.get("options")
     judge = judge_of(options.get("provider")) if isinstance(options, dict) else None
     if judge is not None:
         suite["judge"] = judge
     # a promptfoo test passes only when every assertion passes
     suite["execution"] = {"aggregator": {"type": "threshold", "threshold": 1.0}}
-    defaults = conv.graders(default.get("assert"), default.get("vars"), ("defaultTest", "assert"))
+    defaults = conv.graders(
+        default.get("assert"),
+        default.get("vars"),
+        ("defaultTest", "assert"),
+        _option(default, "transform"),
+    )
     if defaults:
         suite["assertions"] = defaults
     suite["tests"] = _cases(conv, data, prompts, default, bool(defaults))
@@ -335,7 +424,7 @@ def convert_promptfoo(path: Path, *, display: str | None = None) -> Conversion:
     if conv.errors:
         raise ConfigError(conv.errors)
     conv.warnings += _summaries(conv, source)
-    return Conversion(suite, conv.warnings)
+    return Conversion(suite, conv.warnings, wrapper_files() if conv.scripts else {})
 
 
 def _summaries(conv: _Converter, source: SourceMap) -> list[ConfigIssue]:
@@ -365,14 +454,10 @@ def _cases(
     seen: set[str] = set()
     for n, (path, test) in enumerate(conv.tests(data["tests"])):
         base = _slug(str(test.get("description") or ""), f"test-{n + 1}")
-        if isinstance(test.get("options"), dict) and test["options"]:
-            conv.unmapped.append(
-                f"{conv.where((*path, 'options'))}: test options "
-                f"({', '.join(test['options'])}) are not converted"
-            )
+        transform = conv.test_options(test, default, path, has_defaults)
         variants = conv.vars_of(test, default.get("vars"), path)
         for v, variables in enumerate(variants):
-            graders = conv.graders(test.get("assert"), variables, (*path, "assert"))
+            graders = conv.graders(test.get("assert"), variables, (*path, "assert"), transform)
             if not graders and not has_defaults:
                 conv.unmapped.append(
                     f"{conv.where(path)}: the test has no assertion assay can "
