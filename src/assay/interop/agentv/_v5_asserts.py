@@ -53,6 +53,21 @@ _UNSUPPORTED = {
     "trajectory:goal-success": "write the goal as an llm-rubric assertion",
 }
 
+_SCRIPT_KEYS = frozenset(
+    {
+        "type",
+        "command",
+        "cwd",
+        "config",
+        "target",
+        "name",
+        "weight",
+        "required",
+        "min_score",
+        "negate",
+    }
+)
+
 Report = Callable[[LocPath, str], None]
 
 
@@ -94,6 +109,14 @@ class V5Asserts:
             spec.setdefault("name", spec.pop("metric"))
         if base == "skill-used":
             spec["_not"], negate = negate, False
+        if negate and base == "trajectory:tool-used" and isinstance(spec.get("value"), list):
+            # none of the tools is used: each one negated, all must hold
+            members = [
+                self.one({"type": raw, "value": tool}, path) for tool in _list(spec["value"])
+            ]
+            grader = {"type": "composite", "assertions": members}
+            grader["aggregator"] = {"type": "threshold", "threshold": 1.0}
+            return self._common(spec, grader)
         converted = self._typed(base, spec, path)
         if converted is None:
             return None
@@ -143,7 +166,7 @@ class V5Asserts:
             )
         value = spec.get("value")
         prompt = spec.get("prompt")
-        judge = self._judge(spec, path)
+        judge, target = self._judge(spec)
         if prompt is not None:
             if isinstance(value, list):
                 self.error(
@@ -159,37 +182,47 @@ class V5Asserts:
                 )
             grader = self._common(spec, {"type": "llm-grader", "prompt": prompt})
         elif isinstance(value, str | list) and value:
+            # v4's llm-grader `rubrics` (strings or items) become an assay rubrics grader
             items = value if isinstance(value, list) else [value]
-            grader = self._common(spec, {"type": "rubrics", "rubrics": items})
+            grader = self._common(spec, {"type": "llm-grader", "rubrics": items})
         else:
-            self.error(path, f"{base} needs its criterion as `value` (or a grader `prompt`)")
+            self.warn(
+                path,
+                f"this {base} has no `value` or `prompt`, so AgentV skips it; assay does too",
+            )
             return None
         if judge is not None:
             grader["judge"] = judge
+        if target is not None:
+            grader["target"] = target
         return grader
 
-    def _judge(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON] | None:
+    @staticmethod
+    def _judge(spec: dict[str, JSON]) -> tuple[dict[str, JSON] | None, JSON]:
+        """A grading `provider`: a model id is an assay judge; a label is v4's grader
+        `target` (a named target that judges)."""
         provider = spec.get("provider")
         if provider is None:
-            return None
+            return None, None
         judge = judge_of(provider)
-        if judge is None:
-            self.warn(
-                (*path, "provider"),
-                f"grader provider {provider!r} is not an `openai:` or `anthropic:` model id; "
-                "assay's configured judge grades this assertion (set `judge:` in assay.yaml)",
-            )
-        return judge
+        if judge is not None:
+            return judge, None
+        label = (
+            provider.get("label", provider.get("id")) if isinstance(provider, dict) else provider
+        )
+        return None, label
 
     def _script(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
         if "provider" in spec:
-            self.error(
-                (*path, "provider"),
-                "assay gives code graders no LLM proxy; call your model from the grader itself",
-            )
-            spec.pop("provider")
+            # v5's script `provider` (an LLM proxy for the script) is v4's `target`
+            spec["target"] = spec.pop("provider")
         spec["type"] = "code-grader"
         spec.pop("threshold", None)
+        # AgentV passes a script's other keys to it as `config`, as v4 did
+        extra = {k: spec.pop(k) for k in list(spec) if k not in _SCRIPT_KEYS}
+        if extra:
+            config = spec.get("config")
+            spec["config"] = {**extra, **(config if isinstance(config, dict) else {})}
         return spec
 
     def _trajectory(
@@ -199,6 +232,10 @@ class V5Asserts:
         where = (*path, "value")
         grader = self._common(spec, {"type": "tool-trajectory"})
         if base == "trajectory:tool-used":
+            if isinstance(value, list) and all(isinstance(v, str) for v in value) and value:
+                # every listed tool is used (negated: each is not used)
+                grader.update(mode="superset", expected=[{"tool": v} for v in value])
+                return grader
             name, low = _tool_and_min(value)
             if name is None:
                 self.error(where, "trajectory:tool-used needs a tool name or {name, min}")
@@ -246,7 +283,7 @@ class V5Asserts:
         grader = self._common(spec, {"type": "composite", "assertions": converted})
         if "min_score" not in grader:
             # promptfoo's set passes only when every member passes
-            grader["aggregator"] = {"type": "all_or_nothing"}
+            grader["aggregator"] = {"type": "threshold", "threshold": 1.0}
         return grader
 
     def _promptfoo(self, base: str, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON] | None:
@@ -257,6 +294,10 @@ class V5Asserts:
         for note in mapped.approximated:
             self.warn((*path, "type"), note)
         return self._common(spec, mapped.grader)
+
+
+def _list(value: JSON) -> list[JSON]:
+    return list(value) if isinstance(value, list) else []
 
 
 def _tool_and_min(value: JSON) -> tuple[str | None, int]:
