@@ -135,7 +135,7 @@ def v5_marker(data: JSON) -> LocPath | None:
     """Where the document first uses a key only AgentV v5 has, or None."""
     if not isinstance(data, dict):
         return None
-    return next(((key,) for key in V5_KEYS if key in data), None)
+    return next(((key,) for key in data if key in V5_KEYS), None)
 
 
 def mixed_marker(data: dict[str, JSON]) -> list[LocPath]:
@@ -206,14 +206,14 @@ class V5Reader:
     # -- suite -----------------------------------------------------------------------------
 
     def convert(self, data: dict[str, JSON]) -> None:
-        for key, why in _REJECTED.items():
-            if key in data:
+        for key in list(data):
+            if key in _REJECTED:
                 data.pop(key)
+                why = _REJECTED[key]
                 self.error((key,), f"AgentV v5's `{key}` is not supported by assay: {why}")
-        for key, why in _IGNORED.items():
-            if key in data:
+            elif key in _IGNORED:
                 data.pop(key)
-                self.warn((key,), f"`{key}` is ignored: {why}")
+                self.warn((key,), f"`{key}` is ignored: {_IGNORED[key]}")
         tags = data.get("tags")
         if isinstance(tags, dict):
             data["tags"] = [f"{k}:{v}" for k, v in tags.items()]
@@ -457,7 +457,7 @@ class V5Reader:
                 return None
         if "config" in entry:
             self.error((*path, "config"), "per-prompt provider config is not supported")
-        named = entry.get("label", entry.get("id"))
+        named = entry.get("id", entry.get("label"))
         label = _slug(named) if isinstance(named, str) else label
         if "raw" in entry or "prompt" in entry:
             template = entry.get("raw", entry.get("prompt"))
