@@ -91,8 +91,10 @@ def test_i24_6_a_v5_file_loads_as_the_v4_model(tmp_path: Path) -> None:
         f"{shown}:7 providers: read as an AgentV v5 eval file (`providers` is v5's); AgentV's "
         "forms are rewritten to assay's, see docs/migrating-from-agentv.md#v5"
     )
-    assert f"{shown}:14 evaluate_options.cache: `cache` is ignored: use `assay run --no-cache` or "
-    "`--cache-mode`" in warnings(loaded)
+    assert (
+        f"{shown}:14 evaluate_options.cache: `cache` is ignored: use `assay run --no-cache` or "
+        "`--cache-mode`"
+    ) in warnings(loaded)
     assert doc["target"] == "llm"
     assert doc["execution"] == {"threshold": 0.6, "concurrency": 2}
     assert doc["assertions"] == [{"type": "latency", "max_ms": 60000}]

@@ -455,10 +455,16 @@ class V5Reader:
                     "as text or chat messages",
                 )
                 return None
+        return self._prompt_mapping(entry, path, label)
+
+    def _prompt_mapping(self, entry: dict[str, JSON], path: LocPath, label: str) -> _Prompt | None:
+        """A promptfoo-style prompt mapping: `raw`/`prompt` text or a `file`/`path`, with an
+        `id` or `label` and optional `prefix`/`suffix`."""
         if "config" in entry:
             self.error((*path, "config"), "per-prompt provider config is not supported")
         named = entry.get("id", entry.get("label"))
         label = _slug(named) if isinstance(named, str) else label
+        template: JSON
         if "raw" in entry or "prompt" in entry:
             template = entry.get("raw", entry.get("prompt"))
         else:
@@ -553,8 +559,8 @@ class V5Reader:
             return []
         out: list[tuple[JSON, LocPath | dict[LocPath, Located]]] = []
         configs = _list(scenario.get("config")) or [{}]
-        for c, config in enumerate(configs):
-            config = config if isinstance(config, dict) else {}
+        for c, row in enumerate(configs):
+            config = row if isinstance(row, dict) else {}
             for t, test in enumerate(_list(scenario.get("tests"))):
                 if not isinstance(test, dict):
                     continue
@@ -623,7 +629,47 @@ class V5Reader:
             prompt = chosen[0] if chosen else prompt
         if many and prompt is not None:
             test["id"] = f"{test['id']}-{prompt.label}"
-            test.setdefault("metadata", {})
+        self._test_keys(test, path)
+        self._test_execution(test, path)
+        self._input(test, path, prompt, context)
+        for key in ("criteria", "turns", "input_files"):
+            if key in test:
+                test[key] = substitute_vars(test[key], context)
+        self._turns(test, path, context)
+        self._test_asserts(test, path, context)
+        metadata = {**self.base_metadata, **_dict(test.get("metadata"))}
+        if variables:
+            metadata.setdefault("vars", variables)
+        if prompt is not None and many:
+            metadata.setdefault("prompt", prompt.label)
+        if metadata:
+            test["metadata"] = metadata
+
+    def _input(
+        self,
+        test: dict[str, JSON],
+        path: LocPath,
+        prompt: _Prompt | None,
+        context: dict[str, JSON],
+    ) -> None:
+        """The prompt rendered with the vars as v4's `input`; `vars.expected_output` as v4's
+        `expected_output` (a conversation's turns carry their own inputs)."""
+        if prompt is not None and "turns" not in test:
+            rendered = self._render(prompt, context, path)
+            if rendered is not None:
+                test["input"] = rendered
+                self.source.entries.setdefault(
+                    (*path, "input"), self.source.locate((*path, "vars", "input"))
+                )
+        variables = _dict(context.get("vars"))
+        if "expected_output" in variables:
+            test["expected_output"] = variables["expected_output"]
+            self.source.entries.setdefault(
+                (*path, "expected_output"), self.source.locate((*path, "vars"))
+            )
+
+    def _test_keys(self, test: dict[str, JSON], path: LocPath) -> None:
+        """A test's provider (only the suite's), and its keys assay has no place for."""
         for key in ("provider", "providers"):
             value = test.pop(key, None)
             if value is not None and value not in (self.target, [self.target]):
@@ -638,37 +684,16 @@ class V5Reader:
         if "suite" in test:
             test.pop("suite")
             self.warn((*path, "suite"), "`suite` is ignored: assay groups a run by its suite")
-        self._test_execution(test, path)
-        if prompt is not None and "turns" not in test:
-            rendered = self._render(prompt, context, path)
-            if rendered is not None:
-                test["input"] = rendered
-                self.source.entries.setdefault(
-                    (*path, "input"), self.source.locate((*path, "vars", "input"))
-                )
-        if "expected_output" in variables:
-            test["expected_output"] = variables["expected_output"]
-            self.source.entries.setdefault(
-                (*path, "expected_output"), self.source.locate((*path, "vars"))
-            )
-        for key in ("criteria", "turns", "input_files"):
-            if key in test:
-                test[key] = substitute_vars(test[key], context)
-        self._turns(test, path, context)
+
+    def _test_asserts(self, test: dict[str, JSON], path: LocPath, context: dict[str, JSON]) -> None:
+        """The test's `assert` as v4 `assertions`, then the suite's templated ones rendered."""
         graders = self.asserts.convert(test.pop("assert", None), (*path, "assert"), context)
         self.source.rename((*path, "assert"), (*path, "assertions"))
-        skip = isinstance(test.get("execution"), dict) and test["execution"].get("skip_defaults")
-        templated = [] if skip else [self._templated(context)]
-        merged = [*_list(graders), *[g for group in templated for g in group]]
+        execution = test.get("execution")
+        skip = isinstance(execution, dict) and execution.get("skip_defaults") is True
+        merged = [*_list(graders), *([] if skip else self._templated(context))]
         if merged or graders is not None:
             test["assertions"] = merged
-        metadata = {**self.base_metadata, **_dict(test.get("metadata"))}
-        if variables:
-            metadata.setdefault("vars", variables)
-        if prompt is not None and many:
-            metadata.setdefault("prompt", prompt.label)
-        if metadata:
-            test["metadata"] = metadata
 
     def _templated(self, context: dict[str, JSON]) -> list[JSON]:
         out: list[JSON] = []

@@ -114,7 +114,7 @@ class V5Asserts:
             members = [
                 self.one({"type": raw, "value": tool}, path) for tool in _list(spec["value"])
             ]
-            grader = {"type": "composite", "assertions": members}
+            grader: dict[str, JSON] = {"type": "composite", "assertions": members}
             grader["aggregator"] = {"type": "threshold", "threshold": 1.0}
             return self._common(spec, grader)
         converted = self._typed(base, spec, path)
