@@ -160,7 +160,15 @@ def test_i24_6_prompts_cross_tests_and_vars_render_nested(server: Any, tmp_path:
 def test_i24_6_dataset_files_and_scenarios_become_tests(server: Any, tmp_path: Path) -> None:
     loaded = load_suite(FIXTURES / "datasets.eval.yaml")
     tests = cases_of(loaded)
-    assert list(tests) == ["from-file", "inline", "es-greeting-phrase", "fr-greeting-phrase"]
+    assert list(tests) == [
+        "from-file",
+        "from-jsonl",
+        "inline",
+        "es-greeting-phrase",
+        "fr-greeting-phrase",
+    ]
+    assert tests["from-jsonl"]["input"] == "Reply on chat"
+    assert tests["from-jsonl"]["metadata"]["source"] == "datasets"
     assert tests["fr-greeting-phrase"]["input"] == "Say hello in French"
     assert tests["fr-greeting-phrase"]["assertions"] == [{"type": "contains", "value": "French"}]
     result = run(loaded, server, tmp_path)
