@@ -11,16 +11,14 @@ v4 keys, and reading half of each would guess. See docs/migrating-from-agentv.md
 
 from __future__ import annotations
 
-import glob
-import re
-from collections.abc import Iterator
 from pathlib import Path
 
-from assay.config._datasets import iter_tests
-from assay.config._yaml import Located, LocPath, SourceMap, format_path, load_yaml
+from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.interop.agentv._detect import substitute_vars
 from assay.interop.agentv._v5_asserts import V5Asserts
+from assay.interop.agentv._v5_prompts import Prompt, PromptReader, slug
+from assay.interop.agentv._v5_rows import Origin, RowReader
 from assay.results import JSON
 
 __all__ = ["V5Reader", "mixed_marker", "v5_marker"]
@@ -126,8 +124,6 @@ _PROVIDER_CONFIG = {
     "apiKeyEnvar": "api_key_env",
     "api_key_env": "api_key_env",
 }
-_PLACEHOLDER = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
-_NAME = re.compile(r"[A-Za-z_][\w.]*")
 _STRATEGIES = {"pass_any": "pass_at_k", "pass_all": "pass_all", "mean": "mean"}
 
 
@@ -149,21 +145,8 @@ def mixed_marker(data: dict[str, JSON]) -> list[LocPath]:
     return found
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:80] or "case"
-
-
 def _list(value: JSON) -> list[JSON]:
     return list(value) if isinstance(value, list) else []
-
-
-class _Prompt:
-    """One entry of `prompts`: a label and a template (text or chat messages)."""
-
-    def __init__(self, label: str, template: JSON, path: LocPath) -> None:
-        self.label = label
-        self.template = template
-        self.path = path
 
 
 class V5Reader:
@@ -175,12 +158,14 @@ class V5Reader:
         self.warnings: list[ConfigIssue] = []
         self.errors: list[ConfigIssue] = []
         self.asserts = V5Asserts(self.error, self.warn)
+        self.prompts = PromptReader(base_dir, self.error, self.errors.extend)
+        self.rows = RowReader(source, base_dir, self.error, self.errors.extend)
         self.target: str | None = None
         self.base_vars: dict[str, JSON] = {}
         self.base_metadata: dict[str, JSON] = {}
         self.templated: list[tuple[LocPath, int, JSON]] = []
         """Suite-level assertions that use `{{ var }}`: rendered into each test instead."""
-        self._pending: list[tuple[int, _Prompt | None, bool]] = []
+        self._pending: list[tuple[int, Prompt | None, bool]] = []
 
     def error(self, path: LocPath, message: str) -> None:
         self.errors.append(self.source.issue(path, message))
@@ -220,16 +205,16 @@ class V5Reader:
         self._providers(data)
         self._execution(data)
         default_test = self._default_test(data)
-        prompts = self._prompts(data.pop("prompts", None), ("prompts",))
+        prompts = self.prompts.read(data.pop("prompts", None), ("prompts",))
         if not prompts and isinstance(default_test.get("prompts"), list | str | dict):
-            prompts = self._prompts(default_test["prompts"], ("default_test", "prompts"))
+            prompts = self.prompts.read(default_test["prompts"], ("default_test", "prompts"))
         suite_asserts = self._suite_asserts(data, default_test)
         if suite_asserts:
             data["assertions"] = suite_asserts
-        rows = list(self._rows(data))
+        rows = list(self.rows.tests(data.get("tests")))
         scenarios = data.pop("scenarios", None)
         if scenarios is not None:
-            rows += self._scenarios(scenarios)
+            rows += self.rows.scenarios(scenarios)
         if rows or "tests" in data:
             self._tests(data, rows, prompts)
 
@@ -305,7 +290,7 @@ class V5Reader:
                     "temperature, max_tokens, top_p, seed, stop, apiBaseUrl and apiKeyEnvar",
                 )
         label = entry.get("label")
-        name = _slug(label if isinstance(label, str) else ident.replace(":", "-"))
+        name = slug(label if isinstance(label, str) else ident.replace(":", "-"))
         data["targets"] = {name: target}
         data["target"] = self.target = name
         self.source.entries.setdefault(("target",), self.source.locate(path))
@@ -414,177 +399,16 @@ class V5Reader:
 
     # -- prompts ---------------------------------------------------------------------------
 
-    def _prompts(self, raw: JSON, path: LocPath) -> list[_Prompt]:
-        if raw is None:
-            return []
-        if isinstance(raw, str) and raw.startswith("file://"):
-            loaded = self._prompt_file(raw, path)
-            if isinstance(loaded, list) and all(_is_chat(p) or isinstance(p, str) for p in loaded):
-                if all(isinstance(p, str) for p in loaded) or _is_chat(loaded):
-                    raw = loaded if not _is_chat(loaded) else [loaded]
-                else:
-                    raw = loaded
-            else:
-                return [_Prompt("prompt", loaded, path)] if loaded is not None else []
-        entries = raw if isinstance(raw, list) and not _is_chat(raw) else [raw]
-        out: list[_Prompt] = []
-        for i, entry in enumerate(entries):
-            where = (*path, i) if entries is raw else path
-            prompt = self._prompt(entry, where, i)
-            if prompt is not None:
-                out.append(prompt)
-        return out
-
-    def _prompt(self, entry: JSON, path: LocPath, index: int) -> _Prompt | None:
-        label = f"prompt-{index + 1}"
-        if isinstance(entry, str):
-            template: JSON = entry
-            if entry.startswith("file://"):
-                template = self._prompt_file(entry, path)
-            return _Prompt(label, template, path) if template is not None else None
-        if _is_chat(entry):
-            return _Prompt(label, entry, path)
-        if not isinstance(entry, dict):
-            self.error(path, "a prompt is text, a file://, chat messages, or a mapping")
-            return None
-        for key in ("function", "function_file", "command"):
-            if key in entry:
-                self.error(
-                    (*path, key),
-                    "assay does not run prompt functions or commands; write the prompt out "
-                    "as text or chat messages",
-                )
-                return None
-        return self._prompt_mapping(entry, path, label)
-
-    def _prompt_mapping(self, entry: dict[str, JSON], path: LocPath, label: str) -> _Prompt | None:
-        """A promptfoo-style prompt mapping: `raw`/`prompt` text or a `file`/`path`, with an
-        `id` or `label` and optional `prefix`/`suffix`."""
-        if "config" in entry:
-            self.error((*path, "config"), "per-prompt provider config is not supported")
-        named = entry.get("id", entry.get("label"))
-        label = _slug(named) if isinstance(named, str) else label
-        template: JSON
-        if "raw" in entry or "prompt" in entry:
-            template = entry.get("raw", entry.get("prompt"))
-        else:
-            ref = entry.get("file", entry.get("path"))
-            if not isinstance(ref, str):
-                self.error(path, "a prompt mapping needs `raw`, `prompt`, `file` or `path`")
-                return None
-            template = self._prompt_file(ref, path)
-        if template is None:
-            return None
-        prefix, suffix = entry.get("prefix"), entry.get("suffix")
-        if isinstance(template, str) and isinstance(prefix, str):
-            template = prefix + template
-        if isinstance(template, str) and isinstance(suffix, str):
-            template = template + suffix
-        return _Prompt(label, template, path)
-
-    def _prompt_file(self, ref: str, path: LocPath) -> JSON:
-        name = ref.removeprefix("file://")
-        file = self.base_dir / name
-        if file.suffix.lower() in (".json", ".yaml", ".yml"):
-            try:
-                data, _ = load_yaml(file, display=name)
-            except ConfigError as exc:
-                self.errors += exc.issues
-                return None
-            return data
-        try:
-            return file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            self.error(path, f"cannot read prompt file '{name}' (looked at {file}): {exc}")
-            return None
-
     # -- tests -----------------------------------------------------------------------------
-
-    def _rows(
-        self, data: dict[str, JSON]
-    ) -> Iterator[tuple[JSON, LocPath | dict[LocPath, Located]]]:
-        """Each test with where it came from: its path in this document, or the locations
-        read from a dataset file."""
-        tests = data.get("tests")
-        if isinstance(tests, str):
-            yield from self._dataset(tests, ("tests",))
-            return
-        for i, test in enumerate(_list(tests)):
-            if isinstance(test, str):
-                yield from self._dataset(test, ("tests", i))
-            else:
-                yield test, ("tests", i)
-
-    def _dataset(self, ref: str, path: LocPath) -> Iterator[tuple[JSON, dict[LocPath, Located]]]:
-        spec = ref.strip().removeprefix("file://")
-        if spec.lower().endswith(".csv"):
-            self.error(
-                path,
-                "AgentV v5 CSV rows (columns as vars, `__expected` assertions) are not read "
-                "by assay; write the rows as YAML or JSONL",
-            )
-            return
-        try:
-            yield from iter_tests(spec, self.base_dir, self.source.locate(path))
-        except ConfigError as exc:
-            self.errors += exc.issues
-
-    def _scenarios(self, raw: JSON) -> list[tuple[JSON, LocPath | dict[LocPath, Located]]]:
-        out: list[tuple[JSON, LocPath | dict[LocPath, Located]]] = []
-        for i, scenario in enumerate(_list(raw)):
-            path: LocPath = ("scenarios", i)
-            loaded: list[tuple[JSON, LocPath | dict[LocPath, Located]]] = []
-            if isinstance(scenario, str):
-                pattern = str(self.base_dir / scenario.removeprefix("file://"))
-                files = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-                for file in files:
-                    try:
-                        data, other = load_yaml(Path(file), display=file)
-                    except ConfigError as exc:
-                        self.errors += exc.issues
-                        continue
-                    for j, item in enumerate(data if isinstance(data, list) else [data]):
-                        entries = {p[1:]: w for p, w in other.entries.items() if p[:1] == (j,)}
-                        loaded += self._scenario(item, path, entries)
-            else:
-                loaded = self._scenario(scenario, path, None)
-            out += loaded
-        return out
-
-    def _scenario(
-        self, scenario: JSON, path: LocPath, entries: dict[LocPath, Located] | None
-    ) -> list[tuple[JSON, LocPath | dict[LocPath, Located]]]:
-        if not isinstance(scenario, dict):
-            self.error(path, "a scenario is a mapping with `config` and `tests`")
-            return []
-        out: list[tuple[JSON, LocPath | dict[LocPath, Located]]] = []
-        configs = _list(scenario.get("config")) or [{}]
-        for c, row in enumerate(configs):
-            config = row if isinstance(row, dict) else {}
-            for t, test in enumerate(_list(scenario.get("tests"))):
-                if not isinstance(test, dict):
-                    continue
-                merged: dict[str, JSON] = {**config, **test}
-                merged["vars"] = {**_dict(config.get("vars")), **_dict(test.get("vars"))}
-                ident = test.get("id") or _slug(str(test.get("description") or f"test-{t + 1}"))
-                merged["id"] = f"{config.get('id', f'config-{c + 1}')}-{ident}"
-                where: LocPath | dict[LocPath, Located]
-                if entries is None:
-                    where = (*path, "tests", t)
-                else:
-                    size = len(("tests", t))
-                    where = {p[size:]: w for p, w in entries.items() if p[:size] == ("tests", t)}
-                out.append((merged, where))
-        return out
 
     def _tests(
         self,
         data: dict[str, JSON],
-        rows: list[tuple[JSON, LocPath | dict[LocPath, Located]]],
-        prompts: list[_Prompt],
+        rows: list[tuple[JSON, Origin]],
+        prompts: list[Prompt],
     ) -> None:
         entries = self.source.entries
-        origins: list[tuple[int, LocPath | dict[LocPath, Located]]] = []
+        origins: list[tuple[int, Origin]] = []
         tests: list[JSON] = []
         for test, where in rows:
             if not isinstance(test, dict):
@@ -614,7 +438,7 @@ class V5Reader:
         for index, prompt, many in self._pending:
             self._test(tests[index], ("tests", index), prompt, many)
 
-    def _test(self, test: JSON, path: LocPath, prompt: _Prompt | None, many: bool) -> None:
+    def _test(self, test: JSON, path: LocPath, prompt: Prompt | None, many: bool) -> None:
         if not isinstance(test, dict):
             return
         variables: dict[str, JSON] = {**self.base_vars, **_dict(test.pop("vars", None))}
@@ -622,10 +446,10 @@ class V5Reader:
             variables = _dict(substitute_vars(variables, {**variables, "vars": variables}))
         context: dict[str, JSON] = {**variables, "vars": variables}
         if "id" not in test:
-            test["id"] = _slug(str(test.get("description") or f"test-{path[-1]}"))
+            test["id"] = slug(str(test.get("description") or f"test-{path[-1]}"))
         own = test.pop("prompts", None)
         if own is not None:
-            chosen = self._prompts(own, (*path, "prompts"))
+            chosen = self.prompts.read(own, (*path, "prompts"))
             prompt = chosen[0] if chosen else prompt
         if many and prompt is not None:
             test["id"] = f"{test['id']}-{prompt.label}"
@@ -649,13 +473,13 @@ class V5Reader:
         self,
         test: dict[str, JSON],
         path: LocPath,
-        prompt: _Prompt | None,
+        prompt: Prompt | None,
         context: dict[str, JSON],
     ) -> None:
         """The prompt rendered with the vars as v4's `input`; `vars.expected_output` as v4's
         `expected_output` (a conversation's turns carry their own inputs)."""
         if prompt is not None and "turns" not in test:
-            rendered = self._render(prompt, context, path)
+            rendered = self.prompts.render(prompt, context, path)
             if rendered is not None:
                 test["input"] = rendered
                 self.source.entries.setdefault(
@@ -757,57 +581,6 @@ class V5Reader:
                     turn.pop("assert"), (*where, "assert"), context
                 )
                 self.source.rename((*where, "assert"), (*where, "assertions"))
-
-    def _render(self, prompt: _Prompt, context: dict[str, JSON], path: LocPath) -> JSON:
-        """The prompt rendered with the test's vars: text, or messages; None after an error."""
-        template = prompt.template
-        texts = (
-            [template]
-            if isinstance(template, str)
-            else [m.get("content") for m in _list(template) if isinstance(m, dict)]
-        )
-        for text in texts:
-            if not isinstance(text, str):
-                continue
-            if "{%" in text:
-                self.error(
-                    prompt.path,
-                    "assay renders `{{ var }}` placeholders only, not Nunjucks tags ({% … %}); "
-                    "write the prompt out per test",
-                )
-                return None
-            for match in _PLACEHOLDER.finditer(text):
-                name = match.group(1)
-                if not _NAME.fullmatch(name):
-                    self.error(
-                        prompt.path,
-                        f"assay renders `{{{{ var }}}}` placeholders only, not `{match.group(0)}`",
-                    )
-                    return None
-                if not _has(context, name):
-                    self.error(
-                        (*path, "vars"),
-                        f"the prompt uses `{{{{ {name} }}}}` and this test's vars have no `{name}`",
-                    )
-                    return None
-        return substitute_vars(template, context)
-
-
-def _has(context: dict[str, JSON], name: str) -> bool:
-    node: JSON = context
-    for part in name.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return True
-
-
-def _is_chat(value: JSON) -> bool:
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(m, dict) and "role" in m and "content" in m for m in value)
-    )
 
 
 def _dict(value: JSON) -> dict[str, JSON]:
