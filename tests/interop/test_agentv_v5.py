@@ -163,12 +163,23 @@ def test_i24_6_dataset_files_and_scenarios_become_tests(server: Any, tmp_path: P
     assert list(tests) == [
         "from-file",
         "from-jsonl",
+        "csv-greeting",
         "inline",
         "es-greeting-phrase",
         "fr-greeting-phrase",
     ]
     assert tests["from-jsonl"]["input"] == "Reply on chat"
     assert tests["from-jsonl"]["metadata"]["source"] == "datasets"
+    row = tests["csv-greeting"]
+    assert row["input"] == "Reply with a HELLO"
+    assert row["metadata"]["source"] == "csv"
+    assert row["metadata"]["labels"] == ["a", "b"]
+    assert row["metadata"]["vars"]["locale"] == "en-US"
+    assert row["execution"] == {"threshold": 0.8}
+    assert row["assertions"] == [
+        {"type": "icontains", "value": "hello", "name": "greeting-1"},
+        {"type": "contains-any", "value": ["bye", "ciao"], "name": "greeting-2", "negate": True},
+    ]
     assert tests["fr-greeting-phrase"]["input"] == "Say hello in French"
     assert tests["fr-greeting-phrase"]["assertions"] == [{"type": "contains", "value": "French"}]
     result = run(loaded, server, tmp_path)
@@ -288,3 +299,14 @@ def test_i24_6_an_assay_suite_with_assert_is_not_read_as_v5(tmp_path: Path) -> N
     loaded = load_suite(path)
     assert not any("AgentV" in w for w in warnings(loaded))
     assert document(loaded)["assertions"] == [{"type": "contains", "value": "x"}]
+
+
+def test_i24_6_a_csv_row_agentv_cannot_grade_is_located_in_the_csv(tmp_path: Path) -> None:
+    write(tmp_path / "rows.csv", "id,input,__expected\nok,hi,contains:hi\nbad,hi,fn:output.ok\n")
+    found = errors(
+        tmp_path,
+        "name: rows\nproviders: [llm]\nprompts: ['{{ input }}']\ntests: file://rows.csv\n",
+    )
+    assert found == [
+        "rows.csv:3: inline JavaScript assertions are not supported by assay; write a code-grader"
+    ]

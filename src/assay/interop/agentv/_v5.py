@@ -478,7 +478,8 @@ class V5Reader:
     ) -> None:
         """The prompt rendered with the vars as v4's `input`; `vars.expected_output` as v4's
         `expected_output` (a conversation's turns carry their own inputs)."""
-        if prompt is not None and "turns" not in test:
+        # a raw case from a file may carry its own `input` (AgentV keeps that form for files)
+        if prompt is not None and "turns" not in test and "input" not in test:
             rendered = self.prompts.render(prompt, context, path)
             if rendered is not None:
                 test["input"] = rendered

@@ -2,12 +2,14 @@
 `file://…` entries in `tests`) and `scenarios` (config rows × tests), each with where it came
 from so every later message is located.
 
-Raw-case files are read whole here, not streamed: their rows need the suite's prompts and
+CSV rows follow promptfoo's columns (assay.interop.agentv._v5_csv). Raw-case files are read
+whole here, not streamed: their rows need the suite's prompts and
 vars, which the streaming dataset reader does not know.
 """
 
 from __future__ import annotations
 
+import csv
 import glob
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,6 +17,7 @@ from pathlib import Path
 from assay.config._datasets import iter_tests
 from assay.config._yaml import Located, LocPath, SourceMap, load_yaml
 from assay.errors import ConfigError, ConfigIssue
+from assay.interop.agentv._v5_csv import csv_rows
 from assay.interop.agentv._v5_prompts import slug
 from assay.results import JSON
 
@@ -55,16 +58,29 @@ class RowReader:
     def _dataset(self, ref: str, path: LocPath) -> Iterator[tuple[JSON, Origin]]:
         spec = ref.strip().removeprefix("file://")
         if spec.lower().endswith(".csv"):
-            self.error(
-                path,
-                "AgentV v5 CSV rows (columns as vars, `__expected` assertions) are not read "
-                "by assay; write the rows as YAML or JSONL",
-            )
+            yield from self._csv(spec, path)
             return
         try:
             yield from iter_tests(spec, self.base_dir, self.source.locate(path))
         except ConfigError as exc:
             self.extend(exc.issues)
+
+    def _csv(self, spec: str, path: LocPath) -> Iterator[tuple[JSON, Origin]]:
+        """promptfoo-style CSV cases (columns are vars; `__expected` columns assertions)."""
+        file = Path(spec) if Path(spec).is_absolute() else self.base_dir / spec
+        if not file.is_file():
+            self.error(path, f"tests file '{spec}' not found (looked at {file})")
+            return
+        problems: list[ConfigIssue] = []
+
+        def fail(name: str, line: int, message: str) -> None:
+            problems.append(ConfigIssue(name, line, "", message))
+
+        try:
+            yield from csv_rows(file, spec, fail)
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            self.error(path, f"cannot read tests file '{spec}': {exc}")
+        self.extend(problems)
 
     def scenarios(self, raw: JSON) -> list[tuple[JSON, Origin]]:
         """One test per config row × test of each scenario (inline, or `file://` globs)."""
