@@ -151,6 +151,7 @@ def test_i24_6_prompts_cross_tests_and_vars_render_nested(server: Any, tmp_path:
     assert tests["greet-terse"]["expected_output"] == "Hello, Ada!"
     greet = tests["greet-terse"]["assertions"]
     assert greet[0]["rubrics"][0]["outcome"] == "Greets Ada warmly"
+    assert greet[0]["prompt"].startswith("Grade the answer against each rubric item.")
     # the default_test assertion uses vars, so each test gets it rendered
     assert greet[1] == {"type": "icontains", "value": "Ada"}
     result = run(loaded, server, tmp_path)

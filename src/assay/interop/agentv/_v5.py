@@ -166,6 +166,9 @@ class V5Reader:
         self.templated: list[tuple[LocPath, int, JSON]] = []
         """Suite-level assertions that use `{{ var }}`: rendered into each test instead."""
         self._pending: list[tuple[int, Prompt | None, bool]] = []
+        self.rubric_prompt: JSON = None
+        """`default_test.options.rubric_prompt`: the judge prompt of rubric assertions."""
+        self.test_rubric_prompt: JSON = None
 
     def error(self, path: LocPath, message: str) -> None:
         self.errors.append(self.source.issue(path, message))
@@ -362,7 +365,7 @@ class V5Reader:
                     (*path, key),
                     "assay runs one target per run: name it in the top-level `providers`",
                 )
-        self._unsupported_test_keys(raw, path)
+        self.rubric_prompt = self._unsupported_test_keys(raw, path)
         return raw
 
     def _load_ref(self, ref: str, path: LocPath) -> JSON:
@@ -503,7 +506,7 @@ class V5Reader:
                     f"assay runs one target per run, and this test names {value!r}; run it in "
                     "a suite of its own (or with --target), or remove it",
                 )
-        self._unsupported_test_keys(test, path)
+        self.test_rubric_prompt = self._unsupported_test_keys(test, path) or self.rubric_prompt
         for key in ("options", "assert_scoring_function", "environment"):
             test.pop(key, None)
         if "suite" in test:
@@ -517,6 +520,8 @@ class V5Reader:
         execution = test.get("execution")
         skip = isinstance(execution, dict) and execution.get("skip_defaults") is True
         merged = [*_list(graders), *([] if skip else self._templated(context))]
+        if isinstance(self.test_rubric_prompt, str):
+            merged = _with_rubric_prompt(merged, self.test_rubric_prompt)
         if merged or graders is not None:
             test["assertions"] = merged
 
@@ -527,10 +532,13 @@ class V5Reader:
             out += _list(converted)
         return out
 
-    def _unsupported_test_keys(self, test: dict[str, JSON], path: LocPath) -> None:
+    def _unsupported_test_keys(self, test: dict[str, JSON], path: LocPath) -> JSON:
+        """Errors for test keys assay has no place for; returns `options.rubric_prompt`."""
         options = test.get("options")
+        rubric_prompt: JSON = None
         if isinstance(options, dict):
-            for key in options:
+            rubric_prompt = options.get("rubric_prompt")
+            for key in (k for k in options if k != "rubric_prompt"):
                 why = (
                     "assay grades the target's raw output; shape it in the target"
                     if key in ("transform", "postprocess")
@@ -546,6 +554,7 @@ class V5Reader:
             self.error(
                 (*path, "environment"), f"not supported by assay: {_REJECTED['environment']}"
             )
+        return rubric_prompt
 
     def _test_execution(self, test: dict[str, JSON], path: LocPath) -> None:
         execution = test.get("execution")
@@ -586,6 +595,28 @@ class V5Reader:
 
 def _dict(value: JSON) -> dict[str, JSON]:
     return dict(value) if isinstance(value, dict) else {}
+
+
+def _with_rubric_prompt(graders: list[JSON], prompt: str) -> list[JSON]:
+    """Rubric assertions judged with `options.rubric_prompt`: the plain strings folded into
+    one rubrics grader where the first stood (as v4 folds them), and each rubric list."""
+    out: list[JSON] = []
+    folded: list[JSON] = []
+    for grader in graders:
+        if isinstance(grader, str):
+            if not folded:
+                out.append({"type": "rubrics", "criteria": folded, "prompt": prompt})
+            folded.append(grader)
+        elif (
+            isinstance(grader, dict)
+            and grader.get("type") == "llm-grader"
+            and ("rubrics" in grader and "prompt" not in grader and "target" not in grader)
+        ):
+            rest = {k: v for k, v in grader.items() if k not in ("type", "rubrics")}
+            out.append({"type": "rubrics", "criteria": grader["rubrics"], "prompt": prompt, **rest})
+        else:
+            out.append(grader)
+    return out
 
 
 def _provider_entries(raw: JSON) -> list[JSON]:
