@@ -258,11 +258,14 @@ def test_i24_6_keys_agentv_honours_but_assay_lacks_are_located_errors(tmp_path: 
     ]
 
 
-def test_i24_6_keys_that_change_no_result_are_warnings(tmp_path: Path) -> None:
+def test_i24_6_keys_that_change_no_result_are_warnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("V5_BASE_URL", "http://127.0.0.1:9/v1")
     path = write(
         tmp_path / "v5.eval.yaml",
         "name: extras\nproviders:\n  - id: openai:chat:gpt-4o-mini\n    label: mini\n"
-        "    config: {temperature: 0, apiBaseUrl: 'http://127.0.0.1:9/v1'}\n"
+        "    config: {temperature: 0, apiBaseUrl: '{{ env.V5_BASE_URL }}'}\n"
         "prompts: ['{{ input }}']\ngovernance: {owner: qa}\nderived_metrics:\n"
         "  - {name: ratio, value: a / b}\noutput_path: out.json\n"
         "tests:\n  - id: a\n    vars: {input: hi}\n    assert:\n"

@@ -11,6 +11,8 @@ v4 keys, and reading half of each would guess. See docs/migrating-from-agentv.md
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml
@@ -124,6 +126,7 @@ _PROVIDER_CONFIG = {
     "apiKeyEnvar": "api_key_env",
     "api_key_env": "api_key_env",
 }
+_ENV = re.compile(r"\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}")
 _STRATEGIES = {"pass_any": "pass_at_k", "pass_all": "pass_all", "mean": "mean"}
 
 
@@ -285,7 +288,7 @@ class V5Reader:
         config = entry.get("config")
         for key, value in config.items() if isinstance(config, dict) else ():
             if key in _PROVIDER_CONFIG:
-                target[_PROVIDER_CONFIG[key]] = value
+                target[_PROVIDER_CONFIG[key]] = self._env(value, (*path, "config", key))
             else:
                 self.error(
                     (*path, "config", key),
@@ -298,6 +301,21 @@ class V5Reader:
         data["target"] = self.target = name
         self.source.entries.setdefault(("target",), self.source.locate(path))
         self.source.entries.setdefault(("targets", name), self.source.locate(path))
+
+    def _env(self, value: JSON, path: LocPath) -> JSON:
+        """`{{ env.NAME }}` in a provider setting, read from the environment (AgentV's
+        spelling of assay's `${NAME}`); an unset variable is an error."""
+        if not isinstance(value, str) or "env." not in value:
+            return value
+
+        def replace(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in os.environ:
+                self.error(path, f"environment variable {name} is not set")
+                return ""
+            return os.environ[name]
+
+        return _ENV.sub(replace, value)
 
     def _execution(self, data: dict[str, JSON]) -> None:
         execution: dict[str, JSON] = {}
