@@ -197,6 +197,7 @@ class V5Reader:
     # -- suite -----------------------------------------------------------------------------
 
     def convert(self, data: dict[str, JSON]) -> None:
+        """Rewrite the document in place: suite keys first, then every test."""
         for key in list(data):
             if key in _REJECTED:
                 data.pop(key)
@@ -226,6 +227,8 @@ class V5Reader:
 
     def _providers(self, data: dict[str, JSON]) -> None:
         defaults = data.pop("defaults", None)
+        if defaults is not None and not isinstance(defaults, dict):
+            self.error(("defaults",), "give `defaults` inline as {provider, grader}")
         if isinstance(defaults, dict) and "grader" in defaults:
             self.warn(
                 ("defaults", "grader"),
