@@ -17,6 +17,7 @@ import pytest
 
 from assay.config import LoadedSuite, load_project, load_suite
 from assay.errors import ConfigError
+from assay.interop.agentv._v5_catalogue import v4_targets_document
 from assay.results import RunResult
 from assay.runner import RunOptions, execute, plan_run
 from assay.store import MemorySink
@@ -314,3 +315,38 @@ def test_i24_6_a_csv_row_agentv_cannot_grade_is_located_in_the_csv(tmp_path: Pat
     assert found == [
         "rows.csv:3: inline JavaScript assertions are not supported by assay; write a code-grader"
     ]
+
+
+def test_i24_6_a_v5_provider_catalogue_reads_as_a_v4_targets_file() -> None:
+    catalogue = {
+        "providers": [
+            {
+                "id": "azure",
+                "label": "llm",
+                "endpoint": "{{ env.AZURE_OPENAI_ENDPOINT }}",
+                "model": "gpt-4o",
+            },
+            {"id": "cli", "label": "agent", "command": "run --prompt {PROMPT}", "cwd": ".."},
+        ]
+    }
+    assert v4_targets_document(catalogue) == {
+        "targets": [
+            {
+                "name": "llm",
+                "provider": "azure",
+                "endpoint": "${{ AZURE_OPENAI_ENDPOINT }}",
+                "model": "gpt-4o",
+            },
+            {"name": "agent", "provider": "cli", "command": "run --prompt {PROMPT}", "cwd": ".."},
+        ]
+    }
+    v5_targets = {
+        "targets": [
+            {"id": "base", "provider": "openai", "runtime": "host", "config": {"model": "m"}}
+        ]
+    }
+    assert v4_targets_document(v5_targets) == {
+        "targets": [{"name": "base", "provider": "openai", "model": "m"}]
+    }
+    v4 = {"targets": [{"name": "base", "provider": "openai", "model": "m"}]}
+    assert v4_targets_document(v4) is v4
