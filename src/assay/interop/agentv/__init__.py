@@ -3,6 +3,7 @@
 from assay.interop.agentv._detect import agentv_marker
 from assay.interop.agentv._rewrite import AgentVTests, rewrite_agentv_suite
 from assay.interop.agentv._target_lookup import AgentVTargetLookup, select_agentv_target
+from assay.interop.agentv._v5_catalogue import v4_targets_document
 
 __all__ = [
     "AgentVTargetLookup",
@@ -10,4 +11,5 @@ __all__ = [
     "agentv_marker",
     "rewrite_agentv_suite",
     "select_agentv_target",
+    "v4_targets_document",
 ]

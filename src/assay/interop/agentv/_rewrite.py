@@ -24,6 +24,7 @@ from assay.interop.agentv._detect import (
     tests_marker,
 )
 from assay.interop.agentv._graders import GraderRewriter, rubric_items
+from assay.interop.agentv._v5 import V5Reader, mixed_marker, v5_marker
 from assay.results import JSON
 
 __all__ = ["AgentVTests", "rewrite_agentv_suite"]
@@ -347,12 +348,37 @@ def rewrite_agentv_suite(
 ) -> tuple[list[ConfigIssue], list[ConfigIssue]]:
     """Rewrite an AgentV suite document in place (nothing happens to an assay suite);
     returns (warnings, errors)."""
+    v5 = v5_marker(data)
+    if v5 is not None:
+        return _rewrite_v5(data, source, base_dir, v5)
     marker = agentv_marker(data)
     if marker is None:
         return [], []
     rewriter = _Suite(source, base_dir)
     rewriter.suite(data)
     return [_announce(source, marker), *rewriter.warnings], rewriter.errors
+
+
+def _rewrite_v5(
+    data: dict[str, JSON], source: SourceMap, base_dir: Path, marker: LocPath
+) -> tuple[list[ConfigIssue], list[ConfigIssue]]:
+    """A v5 document: converted to the v4 shape (assay.interop.agentv._v5), then rewritten
+    as a v4 one; a file mixing v4 and v5 keys is one error."""
+    shown = ".".join(str(p) for p in marker)
+    announce = source.issue(
+        marker,
+        f"read as an AgentV v5 eval file (`{shown}` is v5's); AgentV's forms are rewritten to "
+        "assay's, see docs/migrating-from-agentv.md#v5",
+    )
+    reader = V5Reader(source, base_dir)
+    mixed = mixed_marker(data)
+    if mixed:
+        reader.mixed(marker, mixed)
+        return [announce], reader.errors
+    reader.convert(data)
+    rewriter = _Suite(source, base_dir)
+    rewriter.suite(data)
+    return [announce, *reader.warnings, *rewriter.warnings], [*reader.errors, *rewriter.errors]
 
 
 class AgentVTests:
