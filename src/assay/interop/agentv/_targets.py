@@ -29,6 +29,7 @@ from assay.interop.agentv._env import (
     whole_reference,
 )
 from assay.interop.agentv._target_kinds import TargetMapper, Unmapped
+from assay.interop.agentv._v5_catalogue import v4_targets_document
 from assay.results import JSON
 from assay.targets import TargetSpec
 
@@ -39,7 +40,14 @@ __all__ = [
     "read_agentv_targets",
 ]
 
-CANDIDATES = ("targets.yaml", "targets.yml", ".agentv/targets.yaml", ".agentv/targets.yml")
+CANDIDATES = (
+    "targets.yaml",
+    "targets.yml",
+    ".agentv/targets.yaml",
+    ".agentv/targets.yml",
+    ".agentv/providers.yaml",  # v5's catalogue (`label`/`id` entries), read as a targets file
+    ".agentv/providers.yml",
+)
 """The names AgentV looks for in each directory, in order."""
 _TARGET_SPEC: TypeAdapter[object] = TypeAdapter(TargetSpec)
 
@@ -92,21 +100,21 @@ def read_agentv_targets(file: Path, env: AgentVEnv, eval_dir: Path) -> AgentVTar
     """
     display = display_path(file)
     data, source = parse_yaml(file.read_text(encoding="utf-8"), display, interpolate=False)
+    key = "providers" if isinstance(data, dict) and "providers" in data else "targets"
+    data = v4_targets_document(data)  # a v5 catalogue (`providers:`) in the v4 shape
     entries = data.get("targets") if isinstance(data, dict) else None
     if not isinstance(entries, list):
-        raise ConfigError(
-            [source.issue(("targets",), "an AgentV targets file needs a `targets` list")]
-        )
+        raise ConfigError([source.issue((key,), f"an AgentV targets file needs a `{key}` list")])
     found = AgentVTargets(file, display)
     definitions: dict[str, tuple[int, dict[str, JSON]]] = {}
     problems: list[ConfigIssue] = []
     for i, entry in enumerate(entries):
         name = entry.get("name") if isinstance(entry, dict) else None
         if not isinstance(entry, dict) or not isinstance(name, str) or not name.strip():
-            problems.append(source.issue(("targets", i), "each target needs a `name`"))
+            problems.append(source.issue((key, i), "each target needs a `name`"))
             continue
         definitions.setdefault(name.strip(), (i, entry))
-        found.lines.setdefault(name.strip(), source.locate(("targets", i)))
+        found.lines.setdefault(name.strip(), source.locate((key, i)))
         found.index.setdefault(name.strip(), i)
     if problems:
         raise ConfigError(problems)
@@ -119,12 +127,12 @@ def read_agentv_targets(file: Path, env: AgentVEnv, eval_dir: Path) -> AgentVTar
             spec = mapper.spec()
             _TARGET_SPEC.validate_python(spec)
         except Unmapped as exc:
-            where: LocPath = ("targets", at) if exc.key is None else ("targets", at, exc.key)
+            where: LocPath = (key, at) if exc.key is None else (key, at, exc.key)
             found.notes[name] = source.issue(where, f"target '{name}': {exc}")
             continue
         except ValidationError as exc:
             message = "; ".join(e["msg"] for e in exc.errors(include_url=False))
-            found.notes[name] = source.issue(("targets", at), f"target '{name}': {message}")
+            found.notes[name] = source.issue((key, at), f"target '{name}': {message}")
             continue
         found.specs[name] = spec
         grader = mapper.text("grader_target", "judge_target")
@@ -133,7 +141,7 @@ def read_agentv_targets(file: Path, env: AgentVEnv, eval_dir: Path) -> AgentVTar
         workers = definition.get("workers")
         if isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1:
             found.workers[name] = workers
-        found.warnings[name] = [source.issue(("targets", at), w) for w in mapper.warnings]
+        found.warnings[name] = [source.issue((key, at), w) for w in mapper.warnings]
         found.exports[name] = mapper.exports
     return found
 
