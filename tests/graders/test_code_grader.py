@@ -128,6 +128,13 @@ def test_the_context_arrives_on_stdin_as_json(tmp_path: Path) -> None:
             "duration_ms": 0.0,
         },
         "threshold": 0.7,
+        "criteria": None,
+        "messages": [],
+        "token_usage": None,
+        "cost_usd": 0.01,
+        "duration_ms": 0.0,
+        "workspace_path": None,
+        "config": None,
     }
 
 
@@ -222,7 +229,7 @@ def test_too_much_memory_is_an_error(tmp_path: Path) -> None:
 
 
 def test_i22_18_memory_mb_limits_each_process_not_their_sum(tmp_path: Path) -> None:
-    # The documented semantics (docs/graders/code.md): RLIMIT_AS binds every process of the
+    # The documented semantics (docs/graders/code.md): RLIMIT_DATA binds every process of the
     # command on its own. Three children of 150 MB each pass a 256 MB limit together; one
     # child of 300 MB does not.
     body = (
@@ -241,8 +248,8 @@ def test_i22_18_memory_mb_limits_each_process_not_their_sum(tmp_path: Path) -> N
     schema = json.loads(suite_json_schema_text())
     described = schema["$defs"]["CodeGrader"]["properties"]["memory_mb"]["description"]
     assert " ".join(described.split()).startswith(
-        "Address-space limit (RLIMIT_AS, Linux only) of each process of the command, in MB: "
-        "every process it starts gets a limit of its own"
+        "Memory limit (RLIMIT_DATA, Linux only) of each process of the command, in MB: the "
+        "private writable memory a process may commit"
     )
 
 
@@ -347,7 +354,7 @@ def test_a_huge_reply_is_cut_off(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("reply", "reason"),
     [
-        ({"hits": ["ok"]}, "the reply has no `score`"),
+        ({"hits": ["ok"]}, "the reply has no `score` (nor `assertions` to count)"),
         ({"score": 1.5}, "score 1.5 is outside 0–1"),
         ({"score": -0.1}, "score -0.1 is outside 0–1"),
         ({"score": "high"}, '`score` must be a number in 0–1 or a boolean, got "high"'),
@@ -355,7 +362,7 @@ def test_a_huge_reply_is_cut_off(tmp_path: Path) -> None:
         (
             {"scroe": 1},
             "the reply has an unknown key 'scroe'. Did you mean 'score'? Known: "
-            "['details', 'hits', 'misses', 'reasoning', 'score']",
+            "['assertions', 'details', 'hits', 'misses', 'reasoning', 'score']",
         ),
         ({"score": 1, "hits": "ok"}, '`hits` must be a list of strings, got "ok"'),
         ({"score": 1, "misses": [1]}, "`misses` must be a list of strings, got [1]"),
@@ -599,7 +606,7 @@ def test_defaults() -> None:
 
 LIMIT_REPORT = """\
 import json, resource
-soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
 print(json.dumps({"score": 1, "reasoning": f"{soft} {hard}"}))
 """
 
@@ -608,13 +615,13 @@ def test_the_memory_limit_is_set_in_the_child_only(tmp_path: Path) -> None:
     import resource
 
     argv = script(tmp_path, "limits.py", LIMIT_REPORT)
-    own_soft, own_hard = resource.getrlimit(resource.RLIMIT_AS)
+    own_soft, own_hard = resource.getrlimit(resource.RLIMIT_DATA)
     limit = 300 * 1024 * 1024
     if own_hard != resource.RLIM_INFINITY:
         limit = min(limit, own_hard)
     assert run({"command": argv, "memory_mb": 300}).reasoning == f"{limit} {limit}"
     assert run({"command": argv, "memory_mb": None}).reasoning == f"{own_soft} {own_hard}"
-    assert resource.getrlimit(resource.RLIMIT_AS) == (own_soft, own_hard)
+    assert resource.getrlimit(resource.RLIMIT_DATA) == (own_soft, own_hard)
 
 
 # --- a suite -----------------------------------------------------------------------------------

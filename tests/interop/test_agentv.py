@@ -177,6 +177,8 @@ def test_tool_trajectory_and_code_grader_spellings(server: Any) -> None:
         "name": "mentions-pytorch",
         "type": "code-grader",
         "command": ["python3", "grade.py", "PyTorch"],
+        "cwd": ".",
+        "protocol": "agentv",
     }
     result = run(loaded, server)
     assert verdicts(result) == {"research-coverage": "pass", "pipeline-exact": "fail"}
@@ -206,17 +208,16 @@ def agentv_error(tmp_path: Path, text: str) -> list[str]:
     return [str(issue) for issue in caught.value.issues]
 
 
-def test_a_workspace_is_a_located_error_naming_the_field(tmp_path: Path) -> None:
+def test_i24_2_what_assay_workspaces_lack_is_a_located_error(tmp_path: Path) -> None:
     errors = agentv_error(
         tmp_path,
-        "name: ws\nworkspace:\n  template: ./repo\ntests:\n  - id: a\n    criteria: c\n"
-        "    input: hi\n",
+        "name: ws\nworkspace:\n  template: ./repo\n  docker: {image: python:3.12}\ntests:\n"
+        "  - id: a\n    criteria: c\n    input: hi\n",
     )
-    assert len(errors) == 1
-    assert errors[0].startswith(
-        "e.eval.yaml:2 workspace: AgentV's `workspace` is not supported by assay: assay does "
-        "not set up workspaces"
-    )
+    assert errors == [
+        "e.eval.yaml:4 workspace.docker: AgentV's `workspace.docker` is not supported: assay "
+        "runs the target and graders on this machine"
+    ]
 
 
 def test_unknown_agentv_keys_stay_errors_with_did_you_mean(tmp_path: Path) -> None:

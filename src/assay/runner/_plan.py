@@ -18,6 +18,7 @@ from assay.config import (
     SuiteTests,
     TestCase,
     TestExecution,
+    Workspace,
     case_graders,
 )
 from assay.errors import ConfigError, ConfigIssue, UsageError
@@ -123,6 +124,8 @@ class CasePlan:
     """Per turn of a conversation: that turn's expected outcomes."""
     rejudge: int = 0
     """Re-asks of the judge when a sample scores in the borderline band."""
+    workspace: Workspace | None = None
+    """The case's workspace settings (the test's keys over the suite's), or None."""
 
     def request(
         self,
@@ -130,6 +133,7 @@ class CasePlan:
         repeat_index: int,
         turn_input: str | list[InputMessage] | None = None,
         history: tuple[Message, ...] = (),
+        workspace: Path | None = None,
     ) -> TargetRequest:
         """The target call for one sample (and, in a conversation, one turn) of this case."""
         test = self.test
@@ -151,6 +155,7 @@ class CasePlan:
             metadata=dict(test.metadata),
             repeat_index=repeat_index,
             base_dir=base_dir,
+            workspace=workspace,
         )
 
 
@@ -321,7 +326,16 @@ def _plan_case(
         outcomes=_outcomes(test.expected_outcomes),
         turn_outcomes=tuple(_outcomes(turn.expected_outcomes) for turn in test.turns or ()),
         rejudge=settings.rejudge,
+        workspace=_workspace(loaded.suite.workspace, test.workspace),
     )
+
+
+def _workspace(suite: Workspace | None, test: Workspace | None) -> Workspace | None:
+    """The test's workspace keys over the suite's (AgentV's rule: a test's key replaces the
+    suite's, `hooks` as a whole)."""
+    if suite is None or test is None:
+        return test or suite
+    return suite.model_copy(update={key: getattr(test, key) for key in test.model_fields_set})
 
 
 def _outcomes(statements: list[str]) -> ExpectedOutcomes | None:
