@@ -274,3 +274,95 @@ def test_vars_keep_a_whole_placeholder_typed_and_leave_unknown_names() -> None:
     assert substitute_vars("a {{n}} {{ m }}", {"n": 3}) == "a 3 {{ m }}"
     assert substitute_vars(["{{ u.name }}"], {"u": {"name": "Ann"}}) == ["Ann"]
     assert re.fullmatch(r"\{\{ x \}\}", str(substitute_vars("{{ x }}", {})))
+
+
+def test_i24_2_an_agentv_workspace_runs_with_its_hooks_and_code_graders(server: Any) -> None:
+    if shutil.which("python3") is None:  # pragma: no cover — the fixture's commands
+        pytest.skip("python3 is not on PATH")
+    loaded = load_suite(FIXTURES / "coding" / "workspace.eval.yaml")
+    data = document(loaded)
+    assert data["workspace"] == {
+        "template": "template",
+        "isolation": "per_test",
+        "hooks": {
+            "before_each": {
+                "command": ["python3", "hooks/seed.py", "{{workspace_path}}"],
+                "timeout_ms": 20000,
+            }
+        },
+        "keep": "on_failure",
+    }
+    files, seeded = data["tests"][0]["assertions"]
+    assert files == {
+        "name": "files",
+        "type": "code-grader",
+        "command": ["python3", "graders/files_exist.py"],
+        "cwd": ".",
+        "protocol": "agentv",
+        "config": {"required_files": ["notes.md", "src/main.py"]},
+    }
+    assert seeded["command"] == ["sh", "-lc", "python3 graders/exit_only.py"]
+    assert data["tests"][0]["criteria"] == "Creates notes.md next to the existing sources"
+    warned = messages(loaded)
+    assert any(
+        "workspace.eval.yaml:7 workspace.isolation: assay gives every case a fresh" in w
+        for w in warned
+    ), warned
+    assert any("workspace.eval.yaml:12 workspace.hooks.before_each.reset:" in w for w in warned)
+    result = run(loaded, server)
+    by_id = {r.case_id: r for r in result.results}
+    good, bad = by_id["writes-notes"], by_id["writes-nothing"]
+    assert (good.verdict, good.score, good.error) == ("pass", 1.0, None)
+    assert good.hits == [
+        "notes.md exists",
+        "src/main.py exists",
+        "criteria given",
+        "the before_each hook seeded the workspace",
+    ]
+    assert (bad.verdict, bad.misses) == ("fail", ["todo.md exists"])
+    # AgentV keeps a failed case's workspace: so does the reading of its file
+    (kept,) = bad.workspaces
+    assert sorted(p.name for p in Path(kept).iterdir()) == ["SEEDED", "src"]
+    shutil.rmtree(kept)
+    assert good.workspaces == []
+
+
+def test_i24_2_a_workspace_file_reference_resolves_from_its_own_directory(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path / "shared" / "tpl" / "a.txt", "a")
+    write(
+        tmp_path / "shared" / "workspace.yaml",
+        "template: ./tpl\nhooks:\n  before_all:\n    command: python3 setup.py\n",
+    )
+    path = write(
+        tmp_path / "evals" / "w.eval.yaml",
+        "name: w\ntarget: {type: fake, default: x}\nworkspace: ../shared/workspace.yaml\n"
+        "tests:\n  - id: a\n    criteria: c\n    input: hi\n",
+    )
+    workspace = document(load_suite(path))["workspace"]
+    shared = str((tmp_path / "shared").resolve())
+    assert workspace == {
+        "template": f"{shared}/tpl",
+        "hooks": {"before_all": {"command": ["python3", "setup.py"], "cwd": shared}},
+        "keep": "on_failure",
+    }
+
+
+def test_i24_3_agentv_code_grader_options_pass_through_as_config(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "g.eval.yaml",
+        "name: g\ntarget: {type: fake, default: x}\ntests:\n  - id: a\n    criteria: c\n"
+        "    input: hi\n    assertions:\n      - type: code-grader\n"
+        "        command: [python3, check.py]\n        cwd: graders\n        threshold: 3\n"
+        "        config: {strict: true}\n",
+    )
+    write(tmp_path / "graders" / "check.py", "print(1)\n")
+    (grader,) = document(load_suite(path))["tests"][0]["assertions"]
+    assert grader == {
+        "type": "code-grader",
+        "command": ["python3", "check.py"],
+        "cwd": "graders",
+        "protocol": "agentv",
+        "config": {"threshold": 3, "strict": True},
+    }

@@ -91,7 +91,9 @@ class RunProgress:
         if self._progress is not None:
             self._progress.__exit__(exc_type, exc, tb)
         for case_id, path in self.kept:
-            self.console.print(f"kept the workspace of case {case_id}: {path}", highlight=False)
+            self.console.print(
+                f"kept the workspace of case {case_id}: {path}", highlight=False, soft_wrap=True
+            )
 
     def rate(self) -> float:
         """Cases per second so far."""
