@@ -209,6 +209,7 @@ def agentv_error(tmp_path: Path, text: str) -> list[str]:
 
 
 def test_i24_2_what_assay_workspaces_lack_is_a_located_error(tmp_path: Path) -> None:
+    (tmp_path / "repo").mkdir()
     errors = agentv_error(
         tmp_path,
         "name: ws\nworkspace:\n  template: ./repo\n  docker: {image: python:3.12}\ntests:\n"

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from assay import EvalConfig, evaluate
+from assay.config import load_suite
+from assay.errors import ConfigError
 from assay.results import CaseResult
 from tests.conftest import write
 
@@ -265,8 +267,32 @@ def test_i24_2_a_repository_is_cloned_at_its_commit(tmp_path: Path) -> None:
     }
 
 
-def test_i24_2_a_missing_template_is_the_cases_error(tmp_path: Path) -> None:
-    path = suite(tmp_path, "  template: nowhere\n", tests="  - {id: a, input: one}\n")
-    case = results(path)["a"]
+def test_i24_2_a_missing_template_or_hook_directory_is_a_located_load_error(
+    tmp_path: Path,
+) -> None:
+    path = suite(
+        tmp_path,
+        "  template: tpl\n",
+        tests=(
+            "  - id: a\n    input: one\n    workspace:\n      template: nowhere\n"
+            "      hooks: {before_each: {command: [ls], cwd: gone}}\n"
+        ),
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_suite(path)
+    assert [str(issue) for issue in caught.value.issues] == [
+        f"ws.eval.yaml:12 tests[0].workspace.template: workspace template 'nowhere' is not a "
+        f"directory (looked at {tmp_path / 'nowhere'}); give a directory relative to the suite",
+        f"ws.eval.yaml:13 tests[0].workspace.hooks.before_each.cwd: hook directory 'gone' does not "
+        f"exist (looked at {tmp_path / 'gone'})",
+    ]
+
+
+def test_i24_2_a_template_gone_at_run_time_is_the_cases_error(tmp_path: Path) -> None:
+    path = suite(tmp_path, "  template: tpl\n", tests="  - {id: a, input: one}\n")
+    loaded = load_suite(path)
+    shutil.rmtree(tmp_path / "tpl")
+    summary = evaluate(loaded, config=EvalConfig(store=False))
+    (case,) = summary.results
     assert case.error is not None
-    assert case.error.message == f"workspace template {tmp_path / 'nowhere'} is not a directory"
+    assert case.error.message == f"workspace template {tmp_path / 'tpl'} is not a directory"
