@@ -803,5 +803,5 @@ def test_i24_3_bun_starts_under_the_default_memory_limit(tmp_path: Path) -> None
 @pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed on this machine")
 def test_i24_3_uv_starts_under_the_default_memory_limit(tmp_path: Path) -> None:
     grader = write(tmp_path / "grade.py", OK_SCRIPT)
-    result = run({"command": ["uv", "run", "--no-project", "python", str(grader)]})
+    result = run({"command": ["uv", "run", "--no-project", "--offline", "python", str(grader)]})
     assert (result.score, result.error) == (1.0, None)
