@@ -296,3 +296,23 @@ def test_i24_2_a_template_gone_at_run_time_is_the_cases_error(tmp_path: Path) ->
     (case,) = summary.results
     assert case.error is not None
     assert case.error.message == f"workspace template {tmp_path / 'tpl'} is not a directory"
+
+
+def test_i24_2_repeats_get_fresh_workspaces_and_turns_share_one(tmp_path: Path) -> None:
+    tests = (
+        "  - id: repeated\n    input: one\n    execution: {repeat: 2}\n"
+        "  - id: talk\n    turns: [{input: first}, {input: second}]\n"
+        "    assertions: [{type: regex, value: 'notes.txt'}]\n"
+        "    execution: {skip_defaults: true}\n"
+    )
+    path = suite(tmp_path, "  template: tpl\n  keep: always\n  root: spaces\n", tests=tests)
+    got = results(path)
+    repeated = got["repeated"]
+    assert [s.verdict for s in repeated.samples] == ["pass", "pass"]  # each wrote alone
+    assert len(set(repeated.workspaces)) == 2
+    (talk,) = got["talk"].workspaces
+    # both turns ran in the same directory: the agent appended twice to one notes.txt
+    assert Path(talk, "notes.txt").read_text().split() == ["talk", "talk"]
+    assert leftovers(tmp_path / "spaces") == sorted(
+        Path(p).name for p in [*repeated.workspaces, talk]
+    )
