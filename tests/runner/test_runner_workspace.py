@@ -179,15 +179,15 @@ def test_i24_2_a_failed_teardown_hook_makes_a_graded_case_an_error(tmp_path: Pat
     assert case.grader_results[0].score == 1.0  # graded before the teardown, and kept
 
 
-def test_i24_2_keep_on_failure_keeps_failed_workspaces_and_prints_them(tmp_path: Path) -> None:
+def test_i24_2_keep_workspaces_on_failure_keeps_and_prints_them(tmp_path: Path) -> None:
     tests = (
         "  - {id: good, input: one}\n"
         "  - id: bad\n    input: two\n    assertions: [{type: contains, value: nowhere}]\n"
     )
-    path = suite(tmp_path, "  template: tpl\n  root: spaces\n  keep: on_failure\n", tests=tests)
+    path = suite(tmp_path, "  template: tpl\n  root: spaces\n", tests=tests)  # keep: never
     assay = Path(PY).parent / "assay"
     run = subprocess.run(
-        [str(assay), "run", str(path), "--no-cache", "--json"],
+        [str(assay), "run", str(path), "--no-cache", "--json", "--keep-workspaces", "on_failure"],
         capture_output=True,
         text=True,
         cwd=tmp_path,

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar, overload
+from typing import Literal, TypeVar, overload
 
 from assay.config import (
     InputMessage,
@@ -85,6 +85,9 @@ class RunOptions:
     baseline: str | None = None
     """Measure the run against this baseline (`--baseline`): `last_passing`, `pinned` or a
     run id; over the suite's `regression.baseline`, and enables the metric without it."""
+    keep_workspaces: Literal["never", "on_failure", "always"] | None = None
+    """Which case workspaces outlive their case (`--keep-workspaces`), over every
+    `workspace.keep` of the suite."""
 
     @property
     def selecting(self) -> bool:
@@ -326,16 +329,22 @@ def _plan_case(
         outcomes=_outcomes(test.expected_outcomes),
         turn_outcomes=tuple(_outcomes(turn.expected_outcomes) for turn in test.turns or ()),
         rejudge=settings.rejudge,
-        workspace=_workspace(loaded.suite.workspace, test.workspace),
+        workspace=_workspace(loaded.suite.workspace, test.workspace, options.keep_workspaces),
     )
 
 
-def _workspace(suite: Workspace | None, test: Workspace | None) -> Workspace | None:
+def _workspace(
+    suite: Workspace | None, test: Workspace | None, keep: str | None
+) -> Workspace | None:
     """The test's workspace keys over the suite's (AgentV's rule: a test's key replaces the
-    suite's, `hooks` as a whole)."""
+    suite's, `hooks` as a whole); `keep` (the command line's) over both."""
     if suite is None or test is None:
-        return test or suite
-    return suite.model_copy(update={key: getattr(test, key) for key in test.model_fields_set})
+        merged = test or suite
+    else:
+        merged = suite.model_copy(update={k: getattr(test, k) for k in test.model_fields_set})
+    if merged is None or keep is None:
+        return merged
+    return merged.model_copy(update={"keep": keep})
 
 
 def _outcomes(statements: list[str]) -> ExpectedOutcomes | None:
