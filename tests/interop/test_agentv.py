@@ -367,3 +367,24 @@ def test_i24_3_agentv_code_grader_options_pass_through_as_config(tmp_path: Path)
         "protocol": "agentv",
         "config": {"threshold": 3, "strict": True},
     }
+
+
+def test_i24_2_agentv_teardown_hooks_warn_of_their_difference(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "t.eval.yaml",
+        "name: t\ntarget: {type: fake, default: x}\nworkspace:\n  hooks:\n"
+        "    after_each: {script: [echo, bye]}\n    after_all: {command: echo done}\n"
+        "tests:\n  - id: a\n    criteria: c\n    input: hi\n",
+    )
+    loaded = load_suite(path)
+    hooks = document(loaded)["workspace"]["hooks"]
+    assert hooks == {
+        "after_each": {"command": ["echo", "bye"]},
+        "after_all": {"command": ["echo", "done"]},
+    }
+    assert [w for w in messages(loaded) if "hooks" in w] == [
+        "t.eval.yaml:5 workspace.hooks.after_each: assay runs `after_each` after the graders "
+        "(AgentV: before them), and its failure makes the case an error (AgentV: a warning)",
+        "t.eval.yaml:6 workspace.hooks.after_all: assay runs `after_all` at the end of each "
+        "case, and its failure makes the case an error (AgentV: a warning)",
+    ]

@@ -120,5 +120,16 @@ def _hooks(
         if "command" not in hook:
             hooks.pop(name)
             continue
+        if name.startswith("after_"):
+            order = (
+                "after the graders (AgentV: before them)"
+                if name == "after_each"
+                else ("at the end of each case")
+            )
+            warn(
+                (*path, name),
+                f"assay runs `{name}` {order}, and its failure makes the case an error "
+                "(AgentV: a warning)",
+            )
         hooks[name] = hook
     return hooks
