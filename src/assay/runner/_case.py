@@ -382,7 +382,8 @@ class CaseRunner:
                     verdict="error",
                     error=ErrorInfo(type="WorkspaceError", message=str(exc)),
                 )
-                return failed.model_copy(update={"workspace": space.finish(passed=False)}), None
+                kept = await space.finish(passed=False)
+                return failed.model_copy(update={"workspace": kept}), None
             sample, output = await one(plan, index, spend, path)
             reason = await space.teardown()
             if reason is not None and sample.error is None:
@@ -393,7 +394,7 @@ class CaseRunner:
         except BaseException:
             space.discard()  # cancelled or crashed: nothing to show for it
             raise
-        kept = space.finish(passed=sample.verdict == "pass")
+        kept = await space.finish(passed=sample.verdict == "pass")
         return (sample.model_copy(update={"workspace": kept}) if kept else sample), output
 
     async def run(self, plan: CasePlan) -> CaseResult:

@@ -151,14 +151,15 @@ class CaseWorkspace:
                 failures.append(str(exc))
         return failures[0] if failures else None
 
-    def finish(self, passed: bool) -> str | None:
-        """Delete the directory, or keep it as `keep` says; the kept path, or None."""
+    async def finish(self, passed: bool) -> str | None:
+        """Delete the directory (off the event loop: a `node_modules` takes a while), or keep
+        it as `keep` says; the kept path, or None."""
         if self.path is None:
             return None
         keep = self.spec.keep
         if keep == "always" or (keep == "on_failure" and not passed):
             return str(self.path)
-        self.discard()
+        await asyncio.to_thread(self.discard)
         return None
 
     def discard(self) -> None:
