@@ -276,6 +276,7 @@ def test_i24_2_a_missing_template_or_hook_directory_is_a_located_load_error(
         tests=(
             "  - id: a\n    input: one\n    workspace:\n      template: nowhere\n"
             "      hooks: {before_each: {command: [ls], cwd: gone}}\n"
+            "      repos: [{path: lib, repo: ../missing-repo}]\n"
         ),
     )
     with pytest.raises(ConfigError) as caught:
@@ -283,6 +284,8 @@ def test_i24_2_a_missing_template_or_hook_directory_is_a_located_load_error(
     assert [str(issue) for issue in caught.value.issues] == [
         f"ws.eval.yaml:12 tests[0].workspace.template: workspace template 'nowhere' is not a "
         f"directory (looked at {tmp_path / 'nowhere'}); give a directory relative to the suite",
+        f"ws.eval.yaml:14 tests[0].workspace.repos[0].repo: repository '../missing-repo' is not "
+        f"a directory (looked at {tmp_path / '../missing-repo'})",
         f"ws.eval.yaml:13 tests[0].workspace.hooks.before_each.cwd: hook directory 'gone' does not "
         f"exist (looked at {tmp_path / 'gone'})",
     ]

@@ -151,8 +151,8 @@ class SuiteChecker:
 def workspace_issues(
     workspace: Workspace | None, path: LocPath, source: SourceMap, suite_dir: Path | None
 ) -> list[ConfigIssue]:
-    """A workspace template or hook directory that does not exist, found at load time rather
-    than as an error of every case."""
+    """A workspace template, local repository or hook directory that does not exist, found at
+    load time rather than as an error of every case."""
     if workspace is None or suite_dir is None:
         return []
     issues: list[ConfigIssue] = []
@@ -164,6 +164,16 @@ def workspace_issues(
                 f"{suite_dir / workspace.template}); give a directory relative to the suite",
             )
         )
+    for i, repo in enumerate(workspace.repos):
+        local = repo.repo.startswith(("./", "../", "/"))
+        if local and not (suite_dir / repo.repo).is_dir():
+            issues.append(
+                source.issue(
+                    (*path, "repos", i, "repo"),
+                    f"repository '{repo.repo}' is not a directory (looked at "
+                    f"{suite_dir / repo.repo})",
+                )
+            )
     hooks = workspace.hooks
     for name in ("before_all", "before_each", "after_each", "after_all"):
         hook = getattr(hooks, name) if hooks is not None else None
