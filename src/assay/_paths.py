@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["FILE_SCHEME", "could_be_path", "existing_file", "is_file"]
+__all__ = ["FILE_SCHEME", "anchor_files", "could_be_path", "existing_file", "is_file"]
 
 FILE_SCHEME = "file://"
 """The explicit form of a file reference (`prompt: file://prompts/grade.md`, as AgentV 4.6+
@@ -48,3 +48,16 @@ def existing_file(text: str, base_dir: Path | None) -> Path | None:
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path
     return path if is_file(path) else None
+
+
+def anchor_files(argv: list[str], base: Path) -> list[str]:
+    """`argv` with each relative argument that names an existing file under `base` made
+    absolute: a command written next to the suite (`python graders/check.py`) still finds its
+    files when it runs in another directory (a case's workspace). Options (`-x`, `--k=v`) and
+    arguments naming no file under `base` are left as they are."""
+    anchored = []
+    for arg in argv:
+        candidate = base / arg
+        named = not arg.startswith("-") and "=" not in arg and not Path(arg).is_absolute()
+        anchored.append(str(candidate.resolve()) if named and is_file(candidate) else arg)
+    return anchored

@@ -218,6 +218,8 @@ class SampleResult(_Result):
     first included (None where a re-ask failed); the score is their mean."""
     cached: bool = False
     """Every target call of this sample was answered from the response cache."""
+    workspace: str | None = None
+    """The directory of this sample's workspace when it was kept (`workspace.keep`)."""
 
 
 class CaseResult(_Result):
@@ -267,6 +269,9 @@ class CaseResult(_Result):
     `turn N: `. Derived from the grader results when not given."""
     misses: list[str] = Field(default_factory=list)
     """Every grader's misses, in the same order as `hits`."""
+    workspaces: list[str] = Field(default_factory=list)
+    """Directories of this case's workspaces that were kept (`workspace.keep`), one per
+    kept sample; the others were deleted."""
 
     @model_validator(mode="after")
     def _contract(self) -> CaseResult:
@@ -529,3 +534,4 @@ class CaseResultFields(TypedDict, total=False):
     judge_cost_usd: float | None
     hits: list[str]
     misses: list[str]
+    workspaces: list[str]

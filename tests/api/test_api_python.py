@@ -182,6 +182,12 @@ def test_grader_functions_follow_the_code_grader_convention() -> None:
             "duration_ms": contexts[0]["target_output"]["duration_ms"],
         },
         "threshold": 0.8,
+        "criteria": None,
+        "messages": [],
+        "token_usage": None,
+        "cost_usd": None,
+        "duration_ms": contexts[0]["target_output"]["duration_ms"],
+        "workspace_path": None,
     }
 
 

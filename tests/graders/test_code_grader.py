@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -128,6 +129,13 @@ def test_the_context_arrives_on_stdin_as_json(tmp_path: Path) -> None:
             "duration_ms": 0.0,
         },
         "threshold": 0.7,
+        "criteria": None,
+        "messages": [],
+        "token_usage": None,
+        "cost_usd": 0.01,
+        "duration_ms": 0.0,
+        "workspace_path": None,
+        "config": None,
     }
 
 
@@ -222,7 +230,7 @@ def test_too_much_memory_is_an_error(tmp_path: Path) -> None:
 
 
 def test_i22_18_memory_mb_limits_each_process_not_their_sum(tmp_path: Path) -> None:
-    # The documented semantics (docs/graders/code.md): RLIMIT_AS binds every process of the
+    # The documented semantics (docs/graders/code.md): RLIMIT_DATA binds every process of the
     # command on its own. Three children of 150 MB each pass a 256 MB limit together; one
     # child of 300 MB does not.
     body = (
@@ -241,8 +249,8 @@ def test_i22_18_memory_mb_limits_each_process_not_their_sum(tmp_path: Path) -> N
     schema = json.loads(suite_json_schema_text())
     described = schema["$defs"]["CodeGrader"]["properties"]["memory_mb"]["description"]
     assert " ".join(described.split()).startswith(
-        "Address-space limit (RLIMIT_AS, Linux only) of each process of the command, in MB: "
-        "every process it starts gets a limit of its own"
+        "Memory limit (RLIMIT_DATA, Linux only) of each process of the command, in MB: the "
+        "private writable memory a process may commit"
     )
 
 
@@ -347,7 +355,7 @@ def test_a_huge_reply_is_cut_off(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("reply", "reason"),
     [
-        ({"hits": ["ok"]}, "the reply has no `score`"),
+        ({"hits": ["ok"]}, "the reply has no `score` (nor `assertions` to count)"),
         ({"score": 1.5}, "score 1.5 is outside 0–1"),
         ({"score": -0.1}, "score -0.1 is outside 0–1"),
         ({"score": "high"}, '`score` must be a number in 0–1 or a boolean, got "high"'),
@@ -355,7 +363,7 @@ def test_a_huge_reply_is_cut_off(tmp_path: Path) -> None:
         (
             {"scroe": 1},
             "the reply has an unknown key 'scroe'. Did you mean 'score'? Known: "
-            "['details', 'hits', 'misses', 'reasoning', 'score']",
+            "['assertions', 'details', 'hits', 'misses', 'reasoning', 'score']",
         ),
         ({"score": 1, "hits": "ok"}, '`hits` must be a list of strings, got "ok"'),
         ({"score": 1, "misses": [1]}, "`misses` must be a list of strings, got [1]"),
@@ -599,7 +607,7 @@ def test_defaults() -> None:
 
 LIMIT_REPORT = """\
 import json, resource
-soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
 print(json.dumps({"score": 1, "reasoning": f"{soft} {hard}"}))
 """
 
@@ -608,13 +616,13 @@ def test_the_memory_limit_is_set_in_the_child_only(tmp_path: Path) -> None:
     import resource
 
     argv = script(tmp_path, "limits.py", LIMIT_REPORT)
-    own_soft, own_hard = resource.getrlimit(resource.RLIMIT_AS)
+    own_soft, own_hard = resource.getrlimit(resource.RLIMIT_DATA)
     limit = 300 * 1024 * 1024
     if own_hard != resource.RLIM_INFINITY:
         limit = min(limit, own_hard)
     assert run({"command": argv, "memory_mb": 300}).reasoning == f"{limit} {limit}"
     assert run({"command": argv, "memory_mb": None}).reasoning == f"{own_soft} {own_hard}"
-    assert resource.getrlimit(resource.RLIMIT_AS) == (own_soft, own_hard)
+    assert resource.getrlimit(resource.RLIMIT_DATA) == (own_soft, own_hard)
 
 
 # --- a suite -----------------------------------------------------------------------------------
@@ -648,3 +656,152 @@ tests:
     assert broken.grader_results[0].error.message == (
         "function 'suite_graders_mod:broken' raised ValueError: no rubric for broken"
     )
+
+
+# --- issue 24 item 3: code graders as AgentV v4 writes them ------------------------------------
+
+
+ASSERTIONS_REPLY = """\
+import json, sys
+ctx = json.load(sys.stdin)
+print(json.dumps({"assertions": [
+    {"text": "mentions 30 days", "passed": "30 days" in ctx["output"], "evidence": ctx["output"]},
+    {"text": "is polite", "passed": False},
+    {"text": "is short", "passed": len(ctx["output"]) < 80, "evidence": None},
+]}))
+"""
+
+
+def test_i24_3_an_assertions_reply_maps_to_hits_misses_and_details(tmp_path: Path) -> None:
+    result = run({"command": script(tmp_path, "grade.py", ASSERTIONS_REPLY)})
+    # no `score`: the share of assertions that passed, as AgentV computes it
+    assert (result.score, result.verdict) == (pytest.approx(2 / 3, abs=1e-6), "fail")
+    assert (result.hits, result.misses) == (["mentions 30 days", "is short"], ["is polite"])
+    assert result.details == [
+        Detail(check="mentions 30 days", passed=True, message="Refunds within 30 days."),
+        Detail(check="is polite", passed=False, message=""),
+        Detail(check="is short", passed=True, message=""),
+    ]
+    # a `score` given with assertions wins over the count
+    argv = [
+        PY,
+        "-c",
+        "import json; print(json.dumps({'score': 0.9, 'assertions': "
+        "[{'text': 'a', 'passed': False}], 'hits': ['h']}))",
+    ]
+    scored = run({"command": argv})
+    assert (scored.score, scored.hits, scored.misses) == (0.9, ["h"], ["a"])
+
+
+@pytest.mark.parametrize(
+    ("assertions", "reason"),
+    [
+        ("x", '`assertions` must be a list of objects, got "x"'),
+        ([{"passed": True}], "assertions[0].text must be a non-empty string"),
+        ([{"text": "a", "passed": 1}], "assertions[0].passed must be true or false"),
+        ([{"text": "a", "passed": True, "evidence": 3}], "assertions[0].evidence must be a string"),
+        (
+            [{"text": "a", "passed": True, "evidance": "x"}],
+            "assertions[0] has an unknown key 'evidance'. Did you mean 'evidence'? Known: "
+            "['evidence', 'passed', 'text']",
+        ),
+        ([], "the reply has no `score` (nor `assertions` to count)"),
+    ],
+)
+def test_i24_3_a_malformed_assertions_reply_is_an_error(assertions: Any, reason: str) -> None:
+    argv = [PY, "-c", f"import json; print(json.dumps({{'assertions': {assertions!r}}}))"]
+    assert error(run({"command": argv})) == f"invalid reply from {source(argv)}: {reason}"
+
+
+def test_i24_3_exit_code_replies_under_the_agentv_protocol(tmp_path: Path) -> None:
+    def exits(code: int, out: str = "", err: str = "") -> list[str]:
+        body = (
+            f"import sys\nsys.stdout.write({out!r})\nsys.stderr.write({err!r})\nsys.exit({code})\n"
+        )
+        return script(tmp_path, f"exit{code}{len(out)}{len(err)}.py", body)
+
+    passed = run({"command": exits(0, "all files present\n"), "protocol": "agentv"})
+    assert (passed.score, passed.verdict, passed.hits) == (1.0, "pass", ["all files present"])
+    failed = run({"command": exits(1, "main.py missing"), "protocol": "agentv"})
+    assert (failed.score, failed.verdict, failed.misses) == (0.0, "fail", ["main.py missing"])
+    silent = run({"command": exits(2), "protocol": "agentv"})
+    assert (silent.score, silent.misses, silent.error) == (0.0, ["exit 2"], None)
+    # a non-zero exit that wrote to stderr, or printed a JSON object, is an error (AgentV's)
+    crashed = exits(1, "", "Traceback: boom")
+    assert error(run({"command": crashed, "protocol": "agentv"})) == (
+        f"{source(crashed)} exited with code 1; stderr: Traceback: boom"
+    )
+    # the native contract is unchanged: plain text is not a reply
+    assert error(run({"command": exits(0, "ok")})).startswith(
+        f"{source(exits(0, 'ok'))} printed invalid JSON"
+    )
+    # AgentV's free-form `details` object and keys assay does not know are read, not refused
+    lenient = [
+        PY,
+        "-c",
+        "import json; print(json.dumps({'score': 1, 'details': {'files': 3}, 'extra': 1}))",
+    ]
+    agentv = run({"command": lenient, "protocol": "agentv"})
+    assert (agentv.score, agentv.reasoning) == (1.0, 'details: {"files": 3}')
+    assert "unknown key 'details'" not in str(agentv.error)
+
+
+def test_i24_3_config_and_criteria_reach_the_grader(tmp_path: Path) -> None:
+    echo = script(
+        tmp_path,
+        "echo.py",
+        "import json, sys\nctx = json.load(sys.stdin)\n"
+        "seen = json.dumps([ctx['config'], ctx['criteria']])\n"
+        "print(json.dumps({'score': 1, 'reasoning': seen}))\n",
+    )
+    context = ctx(criteria="States the refund window")
+    result = run({"command": echo, "config": {"required": ["a.py"], "n": 2}}, context)
+    assert json.loads(result.reasoning) == [
+        {"required": ["a.py"], "n": 2},
+        "States the refund window",
+    ]
+    assert json.loads(run({"command": echo}).reasoning) == [None, None]
+
+
+NODE_GRADER = """\
+let data = "";
+process.stdin.on("data", (c) => (data += c));
+process.stdin.on("end", () => {
+  const ctx = JSON.parse(data);
+  console.log(JSON.stringify({score: 1, assertions: [{text: "node ran", passed: true,
+    evidence: ctx.output}]}));
+});
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_i24_3_node_starts_under_the_default_memory_limit(tmp_path: Path) -> None:
+    # Under the former RLIMIT_AS of 512 MB node died before running a line ("Failed to reserve
+    # virtual memory for CodeRange"): V8 reserves far more address space than it uses.
+    grader = write(tmp_path / "grade.js", NODE_GRADER)
+    result = run({"command": ["node", str(grader)]})
+    assert result.error is None
+    assert (result.score, result.hits) == (1.0, ["node ran"])
+    assert CodeGrader.model_fields["memory_mb"].default == 512
+    # the limit still binds what node commits
+    hog = write(
+        tmp_path / "hog.js",
+        "const a = []; for (let i = 0; i < 2000; i++) a.push(Buffer.alloc(1 << 20, 1));\n"
+        "console.log(JSON.stringify({score: 1}));\n",
+    )
+    assert run({"command": ["node", str(hog)], "memory_mb": 256}).verdict == "error"
+    assert run({"command": ["node", str(hog)], "memory_mb": None}).score == 1.0
+
+
+@pytest.mark.skipif(shutil.which("bun") is None, reason="bun is not installed on this machine")
+def test_i24_3_bun_starts_under_the_default_memory_limit(tmp_path: Path) -> None:
+    grader = write(tmp_path / "grade.ts", NODE_GRADER)
+    result = run({"command": ["bun", "run", str(grader)]})
+    assert (result.score, result.error) == (1.0, None)
+
+
+@pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed on this machine")
+def test_i24_3_uv_starts_under_the_default_memory_limit(tmp_path: Path) -> None:
+    grader = write(tmp_path / "grade.py", OK_SCRIPT)
+    result = run({"command": ["uv", "run", "--no-project", "--offline", "python", str(grader)]})
+    assert (result.score, result.error) == (1.0, None)

@@ -177,6 +177,8 @@ def test_tool_trajectory_and_code_grader_spellings(server: Any) -> None:
         "name": "mentions-pytorch",
         "type": "code-grader",
         "command": ["python3", "grade.py", "PyTorch"],
+        "cwd": ".",
+        "protocol": "agentv",
     }
     result = run(loaded, server)
     assert verdicts(result) == {"research-coverage": "pass", "pipeline-exact": "fail"}
@@ -206,17 +208,17 @@ def agentv_error(tmp_path: Path, text: str) -> list[str]:
     return [str(issue) for issue in caught.value.issues]
 
 
-def test_a_workspace_is_a_located_error_naming_the_field(tmp_path: Path) -> None:
+def test_i24_2_what_assay_workspaces_lack_is_a_located_error(tmp_path: Path) -> None:
+    (tmp_path / "repo").mkdir()
     errors = agentv_error(
         tmp_path,
-        "name: ws\nworkspace:\n  template: ./repo\ntests:\n  - id: a\n    criteria: c\n"
-        "    input: hi\n",
+        "name: ws\nworkspace:\n  template: ./repo\n  docker: {image: python:3.12}\ntests:\n"
+        "  - id: a\n    criteria: c\n    input: hi\n",
     )
-    assert len(errors) == 1
-    assert errors[0].startswith(
-        "e.eval.yaml:2 workspace: AgentV's `workspace` is not supported by assay: assay does "
-        "not set up workspaces"
-    )
+    assert errors == [
+        "e.eval.yaml:4 workspace.docker: AgentV's `workspace.docker` is not supported: assay "
+        "runs the target and graders on this machine"
+    ]
 
 
 def test_unknown_agentv_keys_stay_errors_with_did_you_mean(tmp_path: Path) -> None:
@@ -273,3 +275,116 @@ def test_vars_keep_a_whole_placeholder_typed_and_leave_unknown_names() -> None:
     assert substitute_vars("a {{n}} {{ m }}", {"n": 3}) == "a 3 {{ m }}"
     assert substitute_vars(["{{ u.name }}"], {"u": {"name": "Ann"}}) == ["Ann"]
     assert re.fullmatch(r"\{\{ x \}\}", str(substitute_vars("{{ x }}", {})))
+
+
+def test_i24_2_an_agentv_workspace_runs_with_its_hooks_and_code_graders(server: Any) -> None:
+    if shutil.which("python3") is None:  # pragma: no cover — the fixture's commands
+        pytest.skip("python3 is not on PATH")
+    loaded = load_suite(FIXTURES / "coding" / "workspace.eval.yaml")
+    data = document(loaded)
+    assert data["workspace"] == {
+        "template": "template",
+        "isolation": "per_test",
+        "hooks": {
+            "before_each": {
+                "command": ["python3", "hooks/seed.py", "{{workspace_path}}"],
+                "timeout_ms": 20000,
+            }
+        },
+        "keep": "on_failure",
+    }
+    files, seeded = data["tests"][0]["assertions"]
+    assert files == {
+        "name": "files",
+        "type": "code-grader",
+        "command": ["python3", "graders/files_exist.py"],
+        "cwd": ".",
+        "protocol": "agentv",
+        "config": {"required_files": ["notes.md", "src/main.py"]},
+    }
+    assert seeded["command"] == ["sh", "-lc", "python3 graders/exit_only.py"]
+    assert data["tests"][0]["criteria"] == "Creates notes.md next to the existing sources"
+    warned = messages(loaded)
+    assert any(
+        "workspace.eval.yaml:7 workspace.isolation: assay gives every case a fresh" in w
+        for w in warned
+    ), warned
+    assert any("workspace.eval.yaml:12 workspace.hooks.before_each.reset:" in w for w in warned)
+    result = run(loaded, server)
+    by_id = {r.case_id: r for r in result.results}
+    good, bad = by_id["writes-notes"], by_id["writes-nothing"]
+    assert (good.verdict, good.score, good.error) == ("pass", 1.0, None)
+    assert good.hits == [
+        "notes.md exists",
+        "src/main.py exists",
+        "criteria given",
+        "the before_each hook seeded the workspace",
+    ]
+    assert (bad.verdict, bad.misses) == ("fail", ["todo.md exists"])
+    # AgentV keeps a failed case's workspace: so does the reading of its file
+    (kept,) = bad.workspaces
+    assert sorted(p.name for p in Path(kept).iterdir()) == ["SEEDED", "src"]
+    shutil.rmtree(kept)
+    assert good.workspaces == []
+
+
+def test_i24_2_a_workspace_file_reference_resolves_from_its_own_directory(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path / "shared" / "tpl" / "a.txt", "a")
+    write(
+        tmp_path / "shared" / "workspace.yaml",
+        "template: ./tpl\nhooks:\n  before_all:\n    command: python3 setup.py\n",
+    )
+    path = write(
+        tmp_path / "evals" / "w.eval.yaml",
+        "name: w\ntarget: {type: fake, default: x}\nworkspace: ../shared/workspace.yaml\n"
+        "tests:\n  - id: a\n    criteria: c\n    input: hi\n",
+    )
+    workspace = document(load_suite(path))["workspace"]
+    shared = str((tmp_path / "shared").resolve())
+    assert workspace == {
+        "template": f"{shared}/tpl",
+        "hooks": {"before_all": {"command": ["python3", "setup.py"], "cwd": shared}},
+        "keep": "on_failure",
+    }
+
+
+def test_i24_3_agentv_code_grader_options_pass_through_as_config(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "g.eval.yaml",
+        "name: g\ntarget: {type: fake, default: x}\ntests:\n  - id: a\n    criteria: c\n"
+        "    input: hi\n    assertions:\n      - type: code-grader\n"
+        "        command: [python3, check.py]\n        cwd: graders\n        threshold: 3\n"
+        "        config: {strict: true}\n",
+    )
+    write(tmp_path / "graders" / "check.py", "print(1)\n")
+    (grader,) = document(load_suite(path))["tests"][0]["assertions"]
+    assert grader == {
+        "type": "code-grader",
+        "command": ["python3", "check.py"],
+        "cwd": "graders",
+        "protocol": "agentv",
+        "config": {"threshold": 3, "strict": True},
+    }
+
+
+def test_i24_2_agentv_teardown_hooks_warn_of_their_difference(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "t.eval.yaml",
+        "name: t\ntarget: {type: fake, default: x}\nworkspace:\n  hooks:\n"
+        "    after_each: {script: [echo, bye]}\n    after_all: {command: echo done}\n"
+        "tests:\n  - id: a\n    criteria: c\n    input: hi\n",
+    )
+    loaded = load_suite(path)
+    hooks = document(loaded)["workspace"]["hooks"]
+    assert hooks == {
+        "after_each": {"command": ["echo", "bye"]},
+        "after_all": {"command": ["echo", "done"]},
+    }
+    assert [w for w in messages(loaded) if "hooks" in w] == [
+        "t.eval.yaml:5 workspace.hooks.after_each: assay runs `after_each` after the graders "
+        "(AgentV: before them), and its failure makes the case an error (AgentV: a warning)",
+        "t.eval.yaml:6 workspace.hooks.after_all: assay runs `after_all` at the end of each "
+        "case, and its failure makes the case an error (AgentV: a warning)",
+    ]

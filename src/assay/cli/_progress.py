@@ -52,6 +52,8 @@ class RunProgress:
         self._live = console.is_terminal
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+        self.kept: list[tuple[str, str]] = []
+        """(case id, directory) of every workspace kept so far, printed at the end."""
 
     def _counts_text(self) -> str:
         c = self.counts
@@ -88,6 +90,10 @@ class RunProgress:
     ) -> None:
         if self._progress is not None:
             self._progress.__exit__(exc_type, exc, tb)
+        for case_id, path in self.kept:
+            self.console.print(
+                f"kept the workspace of case {case_id}: {path}", highlight=False, soft_wrap=True
+            )
 
     def rate(self) -> float:
         """Cases per second so far."""
@@ -99,6 +105,7 @@ class RunProgress:
         """Count one finished case and refresh the display."""
         self.counts[case.verdict] += 1
         self.done += 1
+        self.kept.extend((case.case_id, path) for path in case.workspaces)
         if self._progress is not None and self._task is not None:
             self._progress.update(
                 self._task, advance=1, counts=self._counts_text(), rate=f"{self.rate():.1f}/s"

@@ -66,6 +66,12 @@ __all__ = ["command"]
     "up (it ran on another host, or before assay recorded it); a killed process on this host "
     "needs no --takeover. Never while another process runs it.",
 )
+@click.option(
+    "--keep-workspaces",
+    type=click.Choice(["never", "on_failure", "always"]),
+    help="Keep case workspaces (the suite's `workspace:`) after their case: on_failure keeps "
+    "those of cases that did not pass, to look into; over the suite's workspace.keep.",
+)
 @click.option("--db", help="Store runs here (a SQLite path or database URL).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option(
@@ -138,6 +144,7 @@ def command(
     cases: tuple[str, ...],
     resume: str | None,
     takeover: bool,
+    keep_workspaces: Literal["never", "on_failure", "always"] | None,
     db: str | None,
     no_cache: bool,
     cache_mode: str,
@@ -192,6 +199,7 @@ def command(
         judge_model=judge_model,
         judge_base_url=judge_base_url,
         baseline=baseline,
+        keep_workspaces=keep_workspaces,
     )
     plans = [  # every suite × target is planned, so every error shows before any run
         plan_run(loaded, project, dataclasses.replace(base, target=target))

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         SuiteTests,
         TestCase,
     )
+    from assay.config._workspace import Workspace, WorkspaceHook, WorkspaceHooks, WorkspaceRepo
     from assay.config._yaml import SourceMap, format_path, interpolate_env, load_yaml
 
 _MODULES = {
@@ -75,6 +76,7 @@ _MODULES = {
         "SuiteTests",
         "TestCase",
     ],
+    "assay.config._workspace": ["Workspace", "WorkspaceHook", "WorkspaceHooks", "WorkspaceRepo"],
     "assay.config._yaml": ["SourceMap", "format_path", "interpolate_env", "load_yaml"],
 }
 
@@ -98,6 +100,10 @@ __all__ = [
     "TestCase",
     "TestExecution",
     "VerdictBands",
+    "Workspace",
+    "WorkspaceHook",
+    "WorkspaceHooks",
+    "WorkspaceRepo",
     "case_graders",
     "discover_suite_files",
     "find_project",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.config._suite import Suite, TestCase
+from assay.config._workspace import Workspace
 from assay.config._yaml import Located, LocPath, SourceMap
 from assay.errors import ConfigIssue
 from assay.graders import Composite, Grader, JudgedGrader, Rubrics, TestFacts
@@ -138,6 +139,11 @@ class SuiteChecker:
             prepared=self._prepared,
         )
 
+    def suite_issues(self, source: SourceMap) -> list[ConfigIssue]:
+        """Problems of the suite's own settings that only the file system can tell (`source`
+        locates the suite file's paths)."""
+        return workspace_issues(self.suite.workspace, ("workspace",), source, self.suite_dir)
+
     def needs_judge(self, source: SourceMap) -> list[ConfigIssue]:
         """The first few places that rely on the default judge (`source` locates the note
         that there are more)."""
@@ -145,6 +151,46 @@ class SuiteChecker:
         if len(self._judged) > _MAX_JUDGE_PLACES:
             places.append(source.issue((), "more graders or expected outcomes need a judge too"))
         return places
+
+
+def workspace_issues(
+    workspace: Workspace | None, path: LocPath, source: SourceMap, suite_dir: Path | None
+) -> list[ConfigIssue]:
+    """A workspace template, local repository or hook directory that does not exist, found at
+    load time rather than as an error of every case."""
+    if workspace is None or suite_dir is None:
+        return []
+    issues: list[ConfigIssue] = []
+    if workspace.template is not None and not (suite_dir / workspace.template).is_dir():
+        issues.append(
+            source.issue(
+                (*path, "template"),
+                f"workspace template '{workspace.template}' is not a directory (looked at "
+                f"{suite_dir / workspace.template}); give a directory relative to the suite",
+            )
+        )
+    for i, repo in enumerate(workspace.repos):
+        local = repo.repo.startswith(("./", "../", "/"))
+        if local and not (suite_dir / repo.repo).is_dir():
+            issues.append(
+                source.issue(
+                    (*path, "repos", i, "repo"),
+                    f"repository '{repo.repo}' is not a directory (looked at "
+                    f"{suite_dir / repo.repo})",
+                )
+            )
+    hooks = workspace.hooks
+    for name in ("before_all", "before_each", "after_each", "after_all"):
+        hook = getattr(hooks, name) if hooks is not None else None
+        if hook is not None and hook.cwd is not None and not (suite_dir / hook.cwd).is_dir():
+            issues.append(
+                source.issue(
+                    (*path, "hooks", name, "cwd"),
+                    f"hook directory '{hook.cwd}' does not exist (looked at "
+                    f"{suite_dir / hook.cwd})",
+                )
+            )
+    return issues
 
 
 def check_suite(
@@ -155,7 +201,7 @@ def check_suite(
     checker = SuiteChecker(suite, suite_dir)
     for index, test in enumerate(suite.tests):
         checker.add(test, index, source)
-    return checker.issues, checker.needs_judge(source)
+    return checker.issues + checker.suite_issues(source), checker.needs_judge(source)
 
 
 def _check_test(
@@ -178,6 +224,7 @@ def _check_test(
         if len(judged) <= _MAX_JUDGE_PLACES and where not in judged:
             judged[where] = source.issue(where, NEEDS_JUDGE)
 
+    issues += workspace_issues(test.workspace, (*path, "workspace"), source, suite_dir)
     graders = case_graders(suite, index, test)
     every_turn = graders  # a turn is graded by its own graders and these, not other turns'
     for turn_index, turn in enumerate(test.turns or []):

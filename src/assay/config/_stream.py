@@ -128,8 +128,9 @@ class TestsReader:
             if problems:
                 raise ConfigError(problems)
         assert self.checker is not None and self.writer is not None  # a valid suite has both
-        if self.checker.issues:
-            raise ConfigError(self.checker.issues)
+        issues = self.checker.issues + self.checker.suite_issues(source)
+        if issues:
+            raise ConfigError(issues)
         document, tests = self.writer.finish()
         return document, tests, self.checker.needs_judge(source)
 

@@ -21,6 +21,7 @@ from assay._strict_model import NO_NUL, Label, StrictModel
 from assay.config._execution import SuiteExecution, TestExecution, Unit, VerdictSettings
 from assay.config._plugins import install_plugin_types
 from assay.config._regression import RegressionConfig
+from assay.config._workspace import Workspace
 from assay.graders import GraderSpec, RubricItems
 from assay.graders.trajectory import ExpectedCall
 from assay.judge import JudgeSpec
@@ -133,6 +134,11 @@ class TestCase(StrictModel):
     """Labels for filtering and reporting."""
     metadata: dict[str, JSON] = Field(default_factory=dict)
     """Free-form data passed to the target and templates."""
+    criteria: str | None = None
+    """What a good answer does, in words (AgentV's `criteria`); code graders get it as
+    `criteria`."""
+    workspace: Workspace | None = None
+    """This test's workspace settings: its keys replace the suite's `workspace` keys."""
 
     @model_validator(mode="after")
     def _input_or_turns(self) -> TestCase:
@@ -234,6 +240,9 @@ class Suite(StrictModel):
     """Default graders appended to every test (skip with execution.skip_defaults)."""
     regression: RegressionConfig | None = None
     """Compare every stored run with a baseline run (SPEC §6); see docs/regression.md."""
+    workspace: Workspace | None = None
+    """A fresh directory per case (template, repos, hooks) where the target and code graders
+    run; see docs/suite-reference.md#workspace."""
     tests: Annotated[_TestList, Field(min_length=1)]
     """The test cases, or a path/glob to YAML, JSONL or CSV files of them."""
 

@@ -58,6 +58,10 @@ class GradingContext:
     """Which sample of a repeated case this is."""
     rejudge_round: int = 0
     """0, or 1..k for the re-asks of borderline re-judging (`execution.rejudge_borderline`)."""
+    criteria: str | None = None
+    """The test's `criteria`: what a good answer does, in words (code graders get it)."""
+    workspace: Path | None = None
+    """The case's workspace directory (`workspace:`), where code graders run; None without."""
 
     @property
     def tool_calls(self) -> list[ToolCall]:

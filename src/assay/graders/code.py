@@ -1,9 +1,11 @@
 """The code-grader (SPEC §4): the user's own check, as an in-process function or a subprocess.
 
 Both forms receive the same grading context (`context_mapping`) and may answer a number, a
-boolean, or a mapping `{score, hits, misses, reasoning, details}`. Whatever goes wrong — the
-code raises, crashes, hangs, runs out of memory, or replies with something that is not a valid
-result — becomes a grader `error` with the reason, never a 0.
+boolean, or a mapping `{score, hits, misses, reasoning, details, assertions}` (`assertions`:
+AgentV's `[{text, passed, evidence}]`). With `protocol: agentv` a command may also answer by
+its exit code alone, as AgentV's code graders do. Whatever goes wrong — the code raises,
+crashes, hangs, runs out of memory, or replies with something that is not a valid result —
+becomes a grader `error` with the reason, never a 0.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
-from assay._paths import is_file
+from assay._paths import anchor_files, is_file
 from assay._processes import OutputTooLarge, exit_reason, feed, read, run_group
 from assay._references import UnresolvedReference, resolve_reference, split_command
 from assay._strict_model import suggest
@@ -47,8 +49,9 @@ STDERR_EXCERPT = 500
 _MAX_REPLY_BYTES = 8 * 1024 * 1024
 """A command printing more than this is stopped: a reply is a small JSON object."""
 _FUNCTION_REF = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-_REPLY_KEYS = frozenset({"score", "hits", "misses", "reasoning", "details"})
+_REPLY_KEYS = frozenset({"score", "hits", "misses", "reasoning", "details", "assertions"})
 _DETAIL_KEYS = frozenset({"check", "passed", "expected", "actual", "message"})
+_ASSERTION_KEYS = frozenset({"text", "passed", "evidence"})
 _OUT_OF_MEMORY = ("MemoryError", "Cannot allocate memory", "bad_alloc", "out of memory")
 
 UserFunction = Callable[[dict[str, JSON]], object]
@@ -83,6 +86,15 @@ def context_mapping(ctx: GradingContext) -> dict[str, JSON]:
         "tool_calls": [call.model_dump(mode="json") for call in ctx.tool_calls],
         "target_output": None if target is None else target.model_dump(mode="json"),
         "threshold": ctx.threshold,
+        # AgentV's names for what graders commonly read, and the case's workspace
+        "criteria": ctx.criteria,
+        "messages": [] if target is None else [m.model_dump(mode="json") for m in target.messages],
+        "token_usage": None
+        if target is None or target.token_usage is None
+        else target.token_usage.model_dump(mode="json"),
+        "cost_usd": None if target is None else target.cost_usd,
+        "duration_ms": None if target is None else target.duration_ms,
+        "workspace_path": None if ctx.workspace is None else str(ctx.workspace),
     }
 
 
@@ -152,6 +164,27 @@ def _details(value: JSON) -> list[Detail]:
     return details
 
 
+def _assertions(value: JSON) -> list[tuple[str, bool, str]]:
+    """AgentV's `assertions: [{text, passed, evidence}]` as (text, passed, evidence)."""
+    if not isinstance(value, list):
+        raise GraderError(f"`assertions` must be a list of objects, got {_shown(value)}")
+    out: list[tuple[str, bool, str]] = []
+    for i, entry in enumerate(value):
+        where = f"assertions[{i}]"
+        if not isinstance(entry, dict):
+            raise GraderError(f"{where} must be an object, got {_shown(entry)}")
+        _unknown_key(entry, _ASSERTION_KEYS, where)
+        text, passed, evidence = entry.get("text"), entry.get("passed"), entry.get("evidence", "")
+        if not isinstance(text, str) or not text:
+            raise GraderError(f"{where}.text must be a non-empty string")
+        if not isinstance(passed, bool):
+            raise GraderError(f"{where}.passed must be true or false")
+        if not isinstance(evidence, str | None):
+            raise GraderError(f"{where}.evidence must be a string")
+        out.append((text, passed, evidence or ""))
+    return out
+
+
 def _score(value: JSON) -> float:
     if isinstance(value, bool):
         return 1.0 if value else 0.0
@@ -162,8 +195,14 @@ def _score(value: JSON) -> float:
     return float(value)
 
 
-def measurement_from_reply(reply: object, source: str) -> Measurement:
+def measurement_from_reply(reply: object, source: str, *, lenient: bool = False) -> Measurement:
     """Turn what the user's code answered into a Measurement.
+
+    An `assertions` list (AgentV's reply) adds each passed assertion's text to the hits and
+    each failed one's to the misses, with its evidence as a Detail; without a `score` the
+    score is the share of assertions that passed. `lenient` (AgentV's protocol) ignores
+    reply keys assay does not know and reads an object `details` (AgentV's free-form one)
+    into the reasoning, where the strict contract refuses both.
 
     Raises:
         GraderError: The reply is not a number, a boolean or a valid result mapping; the
@@ -178,18 +217,30 @@ def measurement_from_reply(reply: object, source: str) -> Measurement:
                 "expected a number, a boolean or an object with `score`, got "
                 f"{type(reply).__name__}"
             )
-        _unknown_key(reply, _REPLY_KEYS, "the reply")
-        if "score" not in reply:
-            raise GraderError("the reply has no `score`")
+        if not lenient:
+            _unknown_key(reply, _REPLY_KEYS, "the reply")
+        checks = _assertions(reply["assertions"]) if "assertions" in reply else []
+        if "score" in reply:
+            score = _score(reply["score"])
+        elif checks:
+            score = round(sum(passed for _, passed, _ in checks) / len(checks), 6)
+        else:
+            raise GraderError("the reply has no `score` (nor `assertions` to count)")
         reasoning = reply.get("reasoning", "")
         if not isinstance(reasoning, str):
             raise GraderError("`reasoning` must be a string")
+        raw_details = reply.get("details", [])
+        if lenient and isinstance(raw_details, dict):
+            shown = json.dumps(raw_details, ensure_ascii=False, default=str)
+            reasoning = f"{reasoning}\ndetails: {shown}".strip()
+            raw_details = []
+        details = _details(raw_details)
+        hits, misses = _strings(reply, "hits"), _strings(reply, "misses")
+        for text, passed, evidence in checks:
+            (hits if passed else misses).append(text)
+            details.append(detail(truncate(text), passed, message=evidence))
         return Measurement(
-            score=_score(reply["score"]),
-            hits=_strings(reply, "hits"),
-            misses=_strings(reply, "misses"),
-            reasoning=reasoning,
-            details=_details(reply.get("details", [])),
+            score=score, hits=hits, misses=misses, reasoning=reasoning, details=details
         )
     except GraderError as exc:
         raise GraderError(f"invalid reply from {source}: {exc}") from None
@@ -216,11 +267,24 @@ class CodeGrader(Grader):
     timeout_s: Annotated[float, Field(gt=0)] = 30.0
     """Stop waiting after this many seconds (a command's whole process group is killed)."""
     memory_mb: Annotated[int, Field(gt=0)] | None = 512
-    """Address-space limit (RLIMIT_AS, Linux only) of each process of the command, in MB: every
-    process it starts gets a limit of its own, so four processes may use four times this
-    together; null for none."""
+    """Memory limit (RLIMIT_DATA, Linux only) of each process of the command, in MB: the
+    private writable memory a process may commit (heap, anonymous maps), not the address
+    space it reserves, so runtimes that reserve large virtual ranges (node, bun) start under
+    it. Every process the command starts gets a limit of its own, so four processes may use
+    four times this together; null for none."""
     env: dict[str, str] = Field(default_factory=dict)
     """Variables added to the command's inherited environment."""
+    config: dict[str, JSON] | None = None
+    """Free-form settings handed to the grader as `config` in its context (AgentV's
+    `config`), so one script can serve several checks."""
+    cwd: str | None = None
+    """The command's working directory, relative to the suite's directory. Default: the
+    case's workspace when it has one (`workspace:`), else the suite's directory."""
+    protocol: Literal["assay", "agentv"] = "assay"
+    """`assay`: the reply is JSON and anything else is an error. `agentv`: AgentV's code-grader
+    contract: a reply that is not a JSON object is read from the exit code (0 passes, else
+    fails, stdout the assertion's text), unknown reply keys are ignored, and the command also
+    gets `AGENTV_WORKSPACE_PATH`."""
 
     @field_validator("function")
     @classmethod
@@ -254,7 +318,7 @@ class CodeGrader(Grader):
         if (self.function is None) == (self.command is None):
             raise ValueError("give exactly one of `function` (in process) or `command`")
         if self.function is not None:
-            only_command = sorted({"memory_mb", "env"} & self.model_fields_set)
+            only_command = sorted({"memory_mb", "env", "cwd", "protocol"} & self.model_fields_set)
             if only_command:
                 raise ValueError(
                     f"`{only_command[0]}` applies to a `command`; an in-process `function` "
@@ -284,12 +348,62 @@ class CodeGrader(Grader):
 
     async def measure(self, ctx: GradingContext) -> Measurement:
         payload = context_mapping(ctx)
+        payload["config"] = self.config
         if self.function is not None:
             source = f"function '{self.function}'"
             return measurement_from_reply(await self._call(self.function, payload), source)
         source = f"command '{truncate(shlex.join(self.argv), 60)}'"
-        stdout, stderr = await self._run(payload, source, ctx.base_dir)
+        cwd, argv = self._place(ctx)
+        env = {**os.environ, **self.env}
+        if self.protocol == "agentv" and ctx.workspace is not None:
+            env["AGENTV_WORKSPACE_PATH"] = str(ctx.workspace)
+        returncode, stdout, stderr = await self._run(argv, payload, source, cwd, env)
+        if self.protocol == "agentv":
+            return self._agentv_reply(returncode, stdout, stderr, source)
+        if returncode != 0:
+            raise GraderError(self._exit_message(source, returncode, stderr))
         return self._parse(stdout, stderr, source)
+
+    def _place(self, ctx: GradingContext) -> tuple[Path | None, list[str]]:
+        """Where the command runs, and its arguments there.
+
+        In a workspace (the default there), an argument naming a file that exists relative
+        to the suite's directory is passed as its absolute path: `python graders/check.py`
+        still finds the script written next to the suite.
+        """
+        argv = self.argv
+        suite_dir = ctx.base_dir
+        if self.cwd is not None:
+            return (suite_dir or Path()) / self.cwd, argv
+        if ctx.workspace is None or suite_dir is None:
+            return suite_dir, argv
+        return ctx.workspace, anchor_files(argv, suite_dir)
+
+    def _agentv_reply(
+        self, returncode: int | None, stdout: bytes, stderr: bytes, source: str
+    ) -> Measurement:
+        """AgentV's reading: a JSON object is the reply (an error if the exit code is not 0);
+        anything else is a pass or a fail by the exit code, with stdout as the assertion's
+        text. A non-zero exit with stderr is an error, as in AgentV."""
+        text = stdout.decode("utf-8", errors="replace").strip()
+        try:
+            reply = json.loads(text, parse_constant=_reject_constant) if text else None
+        except ValueError:
+            reply = None
+        if isinstance(reply, dict):
+            if returncode != 0:
+                raise GraderError(self._exit_message(source, returncode, stderr))
+            return measurement_from_reply(reply, source, lenient=True)
+        if returncode != 0 and (stderr.strip() or returncode is None or returncode < 0):
+            raise GraderError(self._exit_message(source, returncode, stderr))
+        passed = returncode == 0
+        said = text or f"exit {returncode}"
+        return Measurement(
+            score=1.0 if passed else 0.0,
+            hits=[said] if passed else [],
+            misses=[] if passed else [said],
+            reasoning=f"{source} {exit_reason(returncode)}",
+        )
 
     async def _call(self, reference: str, payload: dict[str, JSON]) -> object:
         return await call_grader_function(
@@ -297,7 +411,12 @@ class CodeGrader(Grader):
         )
 
     def _limit(self) -> Callable[[], None] | None:
-        """The child's RLIMIT_AS setter, run between fork and exec (Linux only).
+        """The child's RLIMIT_DATA setter, run between fork and exec (Linux only).
+
+        RLIMIT_DATA, not RLIMIT_AS: V8 (node) reserves its code range and pointer cage as
+        address space it never commits, so under a 512 MB RLIMIT_AS node dies at start
+        ("Failed to reserve virtual memory for CodeRange") while using ~40 MB. RLIMIT_DATA
+        (Linux ≥ 4.7) counts private writable memory only: what a process really allocates.
 
         A partial of a C function, so the child runs no Python bytecode that could wait on a
         lock another thread of assay held at fork time.
@@ -307,22 +426,27 @@ class CodeGrader(Grader):
         import resource
 
         limit = self.memory_mb * 1024 * 1024
-        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
-        return functools.partial(resource.setrlimit, resource.RLIMIT_AS, (limit, limit))
+        return functools.partial(resource.setrlimit, resource.RLIMIT_DATA, (limit, limit))
 
     async def _run(
-        self, payload: dict[str, JSON], source: str, cwd: Path | None
-    ) -> tuple[bytes, bytes]:
+        self,
+        argv: list[str],
+        payload: dict[str, JSON],
+        source: str,
+        cwd: Path | None,
+        env: dict[str, str],
+    ) -> tuple[int | None, bytes, bytes]:
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
         try:
             process = await asyncio.create_subprocess_exec(
-                *self.argv,
+                *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env={**os.environ, **self.env},
+                env=env,
                 cwd=cwd,
                 start_new_session=True,
                 preexec_fn=self._limit(),
@@ -346,9 +470,7 @@ class CodeGrader(Grader):
             raise GraderError(
                 f"{source} {exc}; a reply is one object{_stderr_excerpt(bytes(stderr))}"
             ) from None
-        if process.returncode != 0:
-            raise GraderError(self._exit_message(source, process.returncode, bytes(stderr)))
-        return bytes(stdout), bytes(stderr)
+        return process.returncode, bytes(stdout), bytes(stderr)
 
     def _exit_message(self, source: str, returncode: int | None, stderr: bytes) -> str:
         why = exit_reason(returncode)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shlex
 from typing import TYPE_CHECKING, Annotated, Literal, Self
 
@@ -79,7 +80,11 @@ class Transform(Grader):
     async def measure(self, ctx: GradingContext) -> Measurement:
         runner = self._runner()
         source = f"transform '{truncate(shlex.join(split_command(self.command)), 60)}'"
-        stdout, _ = await runner._run(context_mapping(ctx), source, ctx.base_dir)
+        cwd, argv = runner._place(ctx)
+        env = {**os.environ, **runner.env}
+        returncode, stdout, stderr = await runner._run(argv, context_mapping(ctx), source, cwd, env)
+        if returncode != 0:
+            raise GraderError(runner._exit_message(source, returncode, stderr))
         value = _transformed(stdout, source)
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         inner_ctx = dataclasses.replace(

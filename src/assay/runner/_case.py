@@ -33,6 +33,7 @@ from assay.results import (
     add_usage,
 )
 from assay.runner._plan import CasePlan
+from assay.runner._workspace import CaseWorkspace, WorkspaceError
 from assay.scoring import (
     CaseOutcome,
     JudgeSpend,
@@ -90,6 +91,8 @@ class CaseRunner:
     rng: random.Random = field(default_factory=random.Random)
     retries: int = 0
     """Target calls retried so far in this run."""
+    run_id: str = ""
+    """The run's id, for workspace hooks (`eval_run_id`)."""
 
     async def _attempt(self, plan: CasePlan, request: TargetRequest) -> TargetOutput:
         async with self.limiter:
@@ -167,6 +170,7 @@ class CaseRunner:
         *,
         index: int,
         outcomes: ExpectedOutcomes | None,
+        workspace: Path | None = None,
     ) -> Graded:
         """Grade one output; expected outcomes are judged alongside the graders."""
         test = plan.test
@@ -185,6 +189,8 @@ class CaseRunner:
             base_dir=self.suite_dir,
             judges=self.judges,
             repeat_index=index,
+            criteria=test.criteria,
+            workspace=workspace,
         )
         everything = (*graders, outcomes) if outcomes is not None else graders
         results = await grade_all(everything, ctx)
@@ -234,14 +240,20 @@ class CaseRunner:
         return CaseOutcome(mean, verdict, None, first.required_gate_failed), scores
 
     async def _single(
-        self, plan: CasePlan, index: int, spend: JudgeSpend
+        self, plan: CasePlan, index: int, spend: JudgeSpend, workspace: Path | None
     ) -> tuple[SampleResult, TargetOutput | None]:
-        request = plan.request(self.base_dir, index)
+        request = plan.request(self.base_dir, index, workspace=workspace)
         call = await self.call(plan, request)
         graded: Graded | None = None
         if call.output is not None:
             graded = await self.grade(
-                plan, plan.graders, request.input, call.output, index=index, outcomes=plan.outcomes
+                plan,
+                plan.graders,
+                request.input,
+                call.output,
+                index=index,
+                outcomes=plan.outcomes,
+                workspace=workspace,
             )
         outcome = self.score(plan, graded, call)
         rejudged: list[float | None] = []
@@ -253,7 +265,7 @@ class CaseRunner:
         return sample, call.output
 
     async def _conversation(
-        self, plan: CasePlan, index: int, spend: JudgeSpend
+        self, plan: CasePlan, index: int, spend: JudgeSpend, workspace: Path | None
     ) -> tuple[SampleResult, TargetOutput | None]:
         test = plan.test
         assert test.turns is not None
@@ -267,7 +279,7 @@ class CaseRunner:
         duration = 0.0
         cached = True
         for turn_index, turn in enumerate(test.turns):
-            request = plan.request(self.base_dir, index, turn.input, history)
+            request = plan.request(self.base_dir, index, turn.input, history, workspace)
             call = await self.call(plan, request)
             duration += call.duration_ms
             cached = cached and call.cached
@@ -276,7 +288,13 @@ class CaseRunner:
                 graders = plan.turn_graders[turn_index] + plan.graders
                 turn_outcomes = plan.turn_outcomes[turn_index] if plan.turn_outcomes else None
                 graded = await self.grade(
-                    plan, graders, request.input, call.output, index=index, outcomes=turn_outcomes
+                    plan,
+                    graders,
+                    request.input,
+                    call.output,
+                    index=index,
+                    outcomes=turn_outcomes,
+                    workspace=workspace,
                 )
                 answer = call.output.messages[-1] if call.output.messages else None
                 if answer is None or answer.role != "assistant":
@@ -326,12 +344,12 @@ class CaseRunner:
         return sample, transcript
 
     async def _simulated(
-        self, plan: CasePlan, index: int, spend: JudgeSpend
+        self, plan: CasePlan, index: int, spend: JudgeSpend, workspace: Path | None
     ) -> tuple[SampleResult, TargetOutput | None]:
         """A conversation with a simulated user (SPEC §2.1), graded on its whole transcript."""
         from assay.runner._simulated import SimulatedConversation
 
-        return await SimulatedConversation(self, plan, index, spend).run()
+        return await SimulatedConversation(self, plan, index, spend, workspace).run()
 
     @staticmethod
     def _sample(
@@ -349,18 +367,58 @@ class CaseRunner:
             cached=call.cached,
         )
 
-    async def run(self, plan: CasePlan) -> CaseResult:
-        """Run every sample of a case and fold them into its result."""
-        test = plan.test
+    async def _sample_in_workspace(
+        self, plan: CasePlan, index: int, spend: JudgeSpend
+    ) -> tuple[SampleResult, TargetOutput | None]:
+        """One sample, in a fresh workspace when the case has one (docs/suite-reference.md):
+        a failed set-up or teardown hook is the sample's error, with the reason."""
         one = (
             self._simulated
-            if test.simulate is not None
+            if plan.test.simulate is not None
             else self._conversation
-            if test.turns
+            if plan.test.turns
             else self._single
         )
+        if plan.workspace is None:
+            return await one(plan, index, spend, None)
+        test = plan.test
+        space = CaseWorkspace(
+            plan.workspace,
+            self.suite_dir or self.base_dir,
+            test.id,
+            self.run_id,
+            _case_input(plan),
+            dict(test.metadata),
+        )
+        try:
+            try:
+                path = await space.create()
+            except WorkspaceError as exc:
+                failed = SampleResult(
+                    index=index,
+                    score=None,
+                    verdict="error",
+                    error=ErrorInfo(type="WorkspaceError", message=str(exc)),
+                )
+                kept = await space.finish(passed=False)
+                return failed.model_copy(update={"workspace": kept}), None
+            sample, output = await one(plan, index, spend, path)
+            reason = await space.teardown()
+            if reason is not None and sample.error is None:
+                error = ErrorInfo(type="WorkspaceError", message=reason)
+                sample = sample.model_copy(
+                    update={"score": None, "verdict": "error", "error": error}
+                )
+        except BaseException:
+            space.discard()  # cancelled or crashed: nothing to show for it
+            raise
+        kept = await space.finish(passed=sample.verdict == "pass")
+        return (sample.model_copy(update={"workspace": kept}) if kept else sample), output
+
+    async def run(self, plan: CasePlan) -> CaseResult:
+        """Run every sample of a case and fold them into its result."""
         spend = JudgeSpend()
-        runs = [await one(plan, i, spend) for i in range(plan.repeat)]
+        runs = [await self._sample_in_workspace(plan, i, spend) for i in range(plan.repeat)]
         samples = [s for s, _ in runs]
         for sample in samples:
             spend.add(sample.grader_results)
@@ -382,6 +440,7 @@ class CaseRunner:
             score, verdict, error = reduction.score, reduction.verdict, reduction.error
             ci = reduction.ci95
         output = runs[chosen.index][1]
+        test = plan.test
         # Only what differs from the defaults is passed: each field given costs validation.
         fields: CaseResultFields = {
             "case_id": test.id,
@@ -403,6 +462,9 @@ class CaseRunner:
             fields["samples"] = samples
         if all(s.cached for s in samples):
             fields["cached"] = True
+        kept = [s.workspace for s in samples if s.workspace is not None]
+        if kept:
+            fields["workspaces"] = kept
         _add_spend(fields, usage, cost, spend)
         _add_sample(fields, chosen, output)
         return CaseResult(**fields)

@@ -63,7 +63,9 @@ class LocalDispatch:
     Without judges the extra workers wait at the target's limiter, each holding one case.
     """
 
-    def __init__(self, plan: RunPlan, cache: ResponseCache | None, retry: RetryPolicy) -> None:
+    def __init__(
+        self, plan: RunPlan, cache: ResponseCache | None, retry: RetryPolicy, run_id: str = ""
+    ) -> None:
         self._workers = plan.concurrency + plan.judge_concurrency
         self._cache = cache
         self.judges = JudgePool(
@@ -82,6 +84,7 @@ class LocalDispatch:
             cache=cache,
             judges=self.judges,
             simulator=plan.simulator,
+            run_id=run_id,
         )
         self._hits = cache.stats.hits if cache else 0
         self._misses = cache.stats.misses if cache else 0

@@ -281,7 +281,7 @@ async def _dispatcher(
     plan: RunPlan, cache: ResponseCache | None, ray: RayOptions | None, run_id: str
 ) -> Dispatcher:
     if ray is None:
-        return LocalDispatch(plan, cache, RetryPolicy(max_retries=plan.max_retries))
+        return LocalDispatch(plan, cache, RetryPolicy(max_retries=plan.max_retries), run_id)
     from assay.runner._ray import start_ray_dispatch  # Ray loads only when asked for
 
     return await start_ray_dispatch(plan, cache, ray, snapshot_of(plan, redact=False), run_id)

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar, overload
+from typing import Literal, TypeVar, overload
 
 from assay.config import (
     InputMessage,
@@ -18,6 +18,7 @@ from assay.config import (
     SuiteTests,
     TestCase,
     TestExecution,
+    Workspace,
     case_graders,
 )
 from assay.errors import ConfigError, ConfigIssue, UsageError
@@ -84,6 +85,9 @@ class RunOptions:
     baseline: str | None = None
     """Measure the run against this baseline (`--baseline`): `last_passing`, `pinned` or a
     run id; over the suite's `regression.baseline`, and enables the metric without it."""
+    keep_workspaces: Literal["never", "on_failure", "always"] | None = None
+    """Which case workspaces outlive their case (`--keep-workspaces`), over every
+    `workspace.keep` of the suite."""
 
     @property
     def selecting(self) -> bool:
@@ -125,6 +129,8 @@ class CasePlan:
     """Re-asks of the judge when a sample scores in the borderline band."""
     stop_when: tuple[Grader, ...] = ()
     """A simulated conversation's `stop_when` graders, run on every agent reply."""
+    workspace: Workspace | None = None
+    """The case's workspace settings (the test's keys over the suite's), or None."""
 
     def request(
         self,
@@ -132,6 +138,7 @@ class CasePlan:
         repeat_index: int,
         turn_input: str | list[InputMessage] | None = None,
         history: tuple[Message, ...] = (),
+        workspace: Path | None = None,
     ) -> TargetRequest:
         """The target call for one sample (and, in a conversation, one turn) of this case."""
         test = self.test
@@ -153,6 +160,7 @@ class CasePlan:
             metadata=dict(test.metadata),
             repeat_index=repeat_index,
             base_dir=base_dir,
+            workspace=workspace,
         )
 
 
@@ -338,7 +346,22 @@ def _plan_case(
         turn_outcomes=tuple(_outcomes(turn.expected_outcomes) for turn in test.turns or ()),
         rejudge=settings.rejudge,
         stop_when=tuple(test.simulate.stop_when) if test.simulate else (),
+        workspace=_workspace(loaded.suite.workspace, test.workspace, options.keep_workspaces),
     )
+
+
+def _workspace(
+    suite: Workspace | None, test: Workspace | None, keep: str | None
+) -> Workspace | None:
+    """The test's workspace keys over the suite's (AgentV's rule: a test's key replaces the
+    suite's, `hooks` as a whole); `keep` (the command line's) over both."""
+    if suite is None or test is None:
+        merged = test or suite
+    else:
+        merged = suite.model_copy(update={k: getattr(test, k) for k in test.model_fields_set})
+    if merged is None or keep is None:
+        return merged
+    return merged.model_copy(update={"keep": keep})
 
 
 def _outcomes(statements: list[str]) -> ExpectedOutcomes | None:

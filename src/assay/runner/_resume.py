@@ -57,6 +57,7 @@ class _StoredOptions(BaseModel):
     judge_model: str | None = None
     judge_base_url: str | None = None
     baseline: str | None = None
+    keep_workspaces: Literal["never", "on_failure", "always"] | None = None
 
     def options(self, judge_base_url: str | None) -> RunOptions:
         return RunOptions(
@@ -72,6 +73,7 @@ class _StoredOptions(BaseModel):
             judge_model=self.judge_model,
             judge_base_url=judge_base_url,
             baseline=self.baseline,
+            keep_workspaces=self.keep_workspaces,
         )
 
 

@@ -10,6 +10,7 @@ finds each turn again), and the judge pool's limit and cache for the simulator.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.judge import Exchange, JudgeError, SimulatedUser
@@ -40,8 +41,17 @@ __all__ = ["SimulatedConversation"]
 class SimulatedConversation:
     """The state of one sample's conversation while it runs."""
 
-    def __init__(self, runner: CaseRunner, plan: CasePlan, index: int, spend: JudgeSpend) -> None:
+    def __init__(
+        self,
+        runner: CaseRunner,
+        plan: CasePlan,
+        index: int,
+        spend: JudgeSpend,
+        workspace: Path | None = None,
+    ) -> None:
         assert plan.test.simulate is not None
+        self.workspace = workspace
+        """The sample's workspace directory (`workspace:`), where the target and graders run."""
         self.runner = runner
         self.plan = plan
         self.index = index
@@ -115,7 +125,7 @@ class SimulatedConversation:
     async def _agent_turn(self, turn_index: int, message: str) -> bool:
         """Send `message` with the conversation so far; False when the conversation ends."""
         runner, plan = self.runner, self.plan
-        request = plan.request(runner.base_dir, self.index, message, self.history)
+        request = plan.request(runner.base_dir, self.index, message, self.history, self.workspace)
         call = await runner.call(plan, request)
         self.duration += call.duration_ms
         self.cached = self.cached and call.cached
@@ -142,7 +152,13 @@ class SimulatedConversation:
         checks: list[GraderResult] = []
         if plan.stop_when:
             checked = await runner.grade(
-                plan, plan.stop_when, request.input, reply, index=self.index, outcomes=None
+                plan,
+                plan.stop_when,
+                request.input,
+                reply,
+                index=self.index,
+                outcomes=None,
+                workspace=self.workspace,
             )
             checks = checked.results
             self.spend.add(checks)
@@ -185,6 +201,7 @@ class SimulatedConversation:
                 transcript,
                 index=self.index,
                 outcomes=self.plan.outcomes,
+                workspace=self.workspace,
             )
         outcome = self.runner.score(self.plan, graded, TargetCall(None, self.error, self.duration))
         sample = SampleResult(

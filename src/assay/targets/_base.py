@@ -29,6 +29,9 @@ class TargetRequest:
     repeat_index: int = 0
     base_dir: Path = Path()
     """Directory of the suite file: relative paths in target options resolve against it."""
+    workspace: Path | None = None
+    """The case's workspace directory (`workspace:` in the suite): a `command` target runs in
+    it, a `python` function gets it as `workspace`; None without one."""
 
     @property
     def prompt(self) -> str:
@@ -41,14 +44,18 @@ class TargetRequest:
         return ""
 
     def as_mapping(self) -> dict[str, JSON]:
-        """The case as handed to Python functions and printed for commands (SPEC §3)."""
-        return {
+        """The case as handed to Python functions and printed for commands (SPEC §3); with
+        a workspace, its path as `workspace`."""
+        mapping: dict[str, JSON] = {
             "id": self.case_id,
             "input": self.input,
             "messages": [m.model_dump(exclude_defaults=True) for m in self.messages],
             "metadata": self.metadata,
             "repeat_index": self.repeat_index,
         }
+        if self.workspace is not None:
+            mapping["workspace"] = str(self.workspace)
+        return mapping
 
 
 class Target(StrictModel, ABC):

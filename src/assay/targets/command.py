@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from assay._paths import is_file
+from assay._paths import anchor_files, is_file
 from assay._processes import exit_reason, feed, read, run_group
 from assay._references import split_command
 from assay.errors import TargetError, UsageError
@@ -45,7 +45,8 @@ class CommandTarget(Target):
     timeout_s: Annotated[float, Field(gt=0)] | None = None
     """Kill the command (and every process it started) after this many seconds."""
     cwd: str | None = None
-    """Working directory, relative to the suite file's directory; defaults to that directory."""
+    """Working directory, relative to the suite file's directory; defaults to that directory.
+    A case with a workspace (`workspace:`) runs in its workspace instead, as in AgentV."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables added to the inherited environment."""
 
@@ -108,11 +109,15 @@ class CommandTarget(Target):
                 return values[match[1]]
 
             argv = [_PLACEHOLDER.sub(substitute, arg) for arg in self.argv]
+            if request.workspace is not None:
+                # in its workspace, the command's own files are still the suite's
+                argv = anchor_files(argv, self._cwd(request.base_dir))
             if "PROMPT_FILE" in used:
                 prompt_file.write_text(request.prompt, encoding="utf-8")
             stdin = json.dumps(request.as_mapping(), ensure_ascii=False, default=str)
             started = time.perf_counter()
-            stdout = await self._run(argv, stdin.encode(), self._cwd(request.base_dir))
+            cwd = request.workspace or self._cwd(request.base_dir)
+            stdout = await self._run(argv, stdin.encode(), cwd)
             elapsed_ms = (time.perf_counter() - started) * 1000
             if "OUTPUT_FILE" in used:
                 if not output_file.is_file():

@@ -22,7 +22,6 @@ _SUITE_MARKERS = (
     "dataset",
     "input",
     "input_files",
-    "workspace",
     "preprocessors",
     "category",
     "version",
@@ -35,7 +34,6 @@ _TEST_MARKERS = (
     "conversation_id",
     "input_files",
     "vars",
-    "workspace",
     "depends_on",
     "on_dependency_failure",
     "mode",
@@ -45,7 +43,6 @@ _GRADER_MARKERS = (
     "minimums",
     "argsMatch",
     "script",
-    "cwd",
     "include",
     "flags",
     "budget",
@@ -116,6 +113,30 @@ def _has_message_marker(value: JSON) -> bool:
     return False
 
 
+def _workspace_marker(workspace: JSON) -> bool:
+    """A workspace written in a form assay's `workspace` does not have (its keys are AgentV's,
+    so only AgentV's other forms mark a file)."""
+    if isinstance(workspace, str):
+        return True
+    if not isinstance(workspace, dict):
+        return False
+    if any(key in workspace for key in ("mode", "docker", "path")):
+        return True
+    if workspace.get("isolation") == "shared":
+        return True
+    repos = workspace.get("repos")
+    if isinstance(repos, list) and any(
+        isinstance(r, dict) and ("base_commit" in r or "sparse" in r) for r in repos
+    ):
+        return True
+    hooks = workspace.get("hooks")
+    if isinstance(hooks, dict):
+        for hook in hooks.values():
+            if isinstance(hook, dict) and any(k in hook for k in ("script", "reset", "timeoutMs")):
+                return True
+    return False
+
+
 def agentv_marker(data: JSON, tests_key: str = "tests") -> LocPath | None:
     """Where the document first uses a form only AgentV has, or None for an assay suite."""
     if not isinstance(data, dict):
@@ -123,6 +144,8 @@ def agentv_marker(data: JSON, tests_key: str = "tests") -> LocPath | None:
     for key in _SUITE_MARKERS:
         if key in data:
             return (key,)
+    if _workspace_marker(data.get("workspace")):
+        return ("workspace",)
     execution = data.get("execution")
     if isinstance(execution, dict):
         for key in (
@@ -151,6 +174,8 @@ def tests_marker(tests: list[JSON], prefix: LocPath) -> LocPath | None:
         for key in _TEST_MARKERS:
             if key in test:
                 return (*prefix, i, key)
+        if _workspace_marker(test.get("workspace")):
+            return (*prefix, i, "workspace")
         execution = test.get("execution")
         if isinstance(execution, dict) and ("target" in execution or "evaluators" in execution):
             return (*prefix, i, "execution")

@@ -31,7 +31,6 @@ _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
     },
     "code-grader": {
         "target": "assay gives code graders no LLM proxy; call your model from the grader itself",
-        "config": "assay passes no configuration block to code graders; use `env` instead",
         "preprocessors": "assay graders read the target's text output; convert files to text "
         "in the target",
     },
@@ -40,6 +39,12 @@ _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
         "exploration_tolerance": "assay does not measure exploration; remove it",
     },
 }
+
+_CODE_GRADER_KEYS = frozenset(
+    {"name", "type", "command", "cwd", "weight", "required", "min_score", "negate", "config"}
+    | {"target", "preprocessors", "protocol"}
+)
+"""What AgentV reads of a code-grader; it hands every other key to the grader in `config`."""
 
 _INSENSITIVE = {"icontains-any": "contains-any", "icontains-all": "contains-all"}
 
@@ -217,13 +222,17 @@ class GraderRewriter:
             else:
                 spec["command"] = spec.pop("script")
                 self.source.rename((*path, "script"), (*path, "command"))
-        cwd = spec.pop("cwd", None)
-        if cwd not in (None, ".", "./"):
-            self.error(
-                (*path, "cwd"),
-                "assay runs code graders in the suite's directory and has no `cwd`; write the "
-                "command's paths relative to the suite file",
-            )
+        command = spec.get("command")
+        if isinstance(command, str):
+            spec["command"] = ["sh", "-lc", command]  # AgentV runs a command string in a shell
+        # AgentV runs code graders in the eval file's directory, workspace or not; its
+        # contract (exit-code replies, options it does not know passed on as `config`)
+        spec.setdefault("cwd", ".")
+        spec["protocol"] = "agentv"
+        extra = {k: spec.pop(k) for k in list(spec) if k not in _CODE_GRADER_KEYS}
+        config = spec.get("config")
+        if extra:
+            spec["config"] = {**extra, **config} if isinstance(config, dict) else extra
         return spec
 
     def _trajectory(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:

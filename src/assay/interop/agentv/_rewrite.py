@@ -25,6 +25,7 @@ from assay.interop.agentv._detect import (
 )
 from assay.interop.agentv._graders import GraderRewriter, rubric_items
 from assay.interop.agentv._v5 import V5Reader, mixed_marker, v5_marker
+from assay.interop.agentv._workspace import rewrite_workspace
 from assay.results import JSON
 
 __all__ = ["AgentVTests", "rewrite_agentv_suite"]
@@ -33,9 +34,6 @@ _DROPPED = ("$schema", "requires", "category", "version", "author", "license")
 """Catalogue metadata of AgentV files: it changes no result and assay has no place for it."""
 
 _UNSUPPORTED = {
-    "workspace": "assay does not set up workspaces (repositories, templates, lifecycle hooks, "
-    "Docker): a suite that needs one cannot be evaluated faithfully here. Prepare the "
-    "environment before `assay run` (e.g. in a CI step) and remove `workspace`",
     "preprocessors": "assay graders read the target's text output; convert files to text in the "
     "target",
     "imports": "list the tests here, or point `tests:` at a YAML, JSONL or CSV file",
@@ -76,8 +74,16 @@ class _Suite(GraderRewriter):
 
     # -- suite -----------------------------------------------------------------------------
 
+    def workspace(self, data: dict[str, JSON], path: LocPath) -> None:
+        if "workspace" in data:
+            where = (*path, "workspace")
+            data["workspace"] = rewrite_workspace(
+                data["workspace"], where, self.base_dir, self.error, self.warn
+            )
+
     def suite(self, data: dict[str, JSON]) -> None:
         self.unsupported(data, (), _UNSUPPORTED)
+        self.workspace(data, ())
         for key in _DROPPED:
             data.pop(key, None)
         for old in ("suite", "dataset"):
@@ -148,6 +154,7 @@ class _Suite(GraderRewriter):
         if not isinstance(test, dict):
             return
         self.unsupported(test, path, _UNSUPPORTED)
+        self.workspace(test, path)
         variables = test.pop("vars", None)
         if isinstance(variables, dict):
             for key in ("input", "criteria", "expected_output", "input_files", "turns"):
@@ -304,6 +311,8 @@ class _Suite(GraderRewriter):
         """`criteria` is graded by an llm-grader: the implicit one of a test without its own
         graders, or each llm-grader that gives no prompt (AgentV passes it the criteria)."""
         criteria = test.pop("criteria", None)
+        if isinstance(criteria, str):
+            test["criteria"] = criteria  # code graders read it (AgentV passes it to them)
         graders = test.get(key)
         own = graders if isinstance(graders, list) else []
         promptless = [g for g in own if isinstance(g, dict) and g.get("type") == "llm-grader"]
@@ -321,7 +330,9 @@ class _Suite(GraderRewriter):
         elif not own and "rubrics" not in test and "turns" not in test:
             test[key] = [{"type": "llm-grader", "name": "criteria", "prompt": criteria}]
             self.source.entries.setdefault((*path, key), self.source.locate((*path, "criteria")))
-        elif not promptless:
+        elif not promptless and not any(
+            isinstance(g, dict) and g.get("type") == "code-grader" for g in own
+        ):
             self.warn(
                 (*path, "criteria"),
                 "no grader of this test reads `criteria`, so it is not graded; add "

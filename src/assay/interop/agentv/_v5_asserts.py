@@ -51,6 +51,10 @@ _UNSUPPORTED = {
     "trajectory:step-count": "assay does not count agent steps; use execution-metrics "
     "`max_tool_calls` or a code-grader",
     "trajectory:goal-success": "write the goal as an llm-rubric assertion",
+    # promptfoo's mapping runs these through wrapper scripts that `assay import promptfoo`
+    # writes beside the converted suite; a v5 file is read in place, with nowhere to put them.
+    "javascript": "rewrite the check as a code-grader (a Python `function` or a `command`)",
+    "python": "rewrite the check as a code-grader (a Python `function` or a `command`)",
 }
 
 _SCRIPT_KEYS = frozenset(
