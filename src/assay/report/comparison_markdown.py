@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from assay.report import _numbers as fmt
 from assay.report._escape import md_cell, md_code, md_text
+from assay.report._pairwise import pairwise_markdown
 
 if TYPE_CHECKING:
     from assay.comparison import Comparison, GateState
@@ -36,6 +37,8 @@ def comparison_markdown(result: Comparison, base: RunResult, head: RunResult) ->
 
 
 def _chunks(result: Comparison, base: RunResult, head: RunResult) -> Iterator[str]:
+    from assay.comparison import PairwiseComparison
+
     s, t = result.summary, result.thresholds
     yield f"## Comparison: {md_text(base.suite)}\n\n"
     for role, run in (("base", base), ("head", head)):
@@ -68,6 +71,8 @@ def _chunks(result: Comparison, base: RunResult, head: RunResult) -> Iterator[st
         yield "**✅ No regression**\n\n"
     if s.notes:  # exceeded gates not flagged (not significant, a latency rise under 1 ms)
         yield "".join(f"- note: {md_text(note)}\n" for note in s.notes) + "\n"
+    if isinstance(result, PairwiseComparison):
+        yield from pairwise_markdown(result.pairwise)
     yield from _changed(result)
 
 
