@@ -71,9 +71,9 @@ def _chunks(result: Comparison, base: RunResult, head: RunResult) -> Iterator[st
         yield "**✅ No regression**\n\n"
     if s.notes:  # exceeded gates not flagged (not significant, a latency rise under 1 ms)
         yield "".join(f"- note: {md_text(note)}\n" for note in s.notes) + "\n"
-    if isinstance(result, PairwiseComparison):
-        yield from pairwise_markdown(result.pairwise)
     yield from _changed(result)
+    if isinstance(result, PairwiseComparison):  # last: its heading would cover what follows
+        yield from pairwise_markdown(result.pairwise)
 
 
 def _changed(result: Comparison) -> Iterator[str]:
