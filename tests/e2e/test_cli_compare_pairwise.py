@@ -206,3 +206,42 @@ def test_i28_3_no_judge_anywhere_or_a_missing_key_exits_2(tmp_path: Path) -> Non
         "error: the judge gpt-x reads its API key from OPENAI_API_KEY, which is not set; "
         "export it, or name another variable in assay.yaml's `judge.api_key_env`\n"
     )
+
+
+def test_i28_3_export_files_are_judged_like_stored_runs(
+    runs: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    directory, base, head = runs
+    files = []
+    for run_id in (base, head):
+        out = tmp_path / f"{run_id}.jsonl"
+        assert assay("runs", "export", run_id, "-o", str(out), cwd=directory).returncode == 0
+        files.append(str(out))
+    flags = ("--pairwise", "--json", "--no-cache")
+    stored = json.loads(assay("compare", base, head, *flags, cwd=directory).stdout)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    done = assay("compare", *files, *flags, cwd=alone)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["pairwise"] == stored["pairwise"]
+    assert list(alone.iterdir()) == []  # no store, and no cache with --no-cache
+
+
+def test_i28_3_cases_the_judge_could_not_answer_are_warned_about(tmp_path: Path) -> None:
+    def judge(body: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+        if _output_a(body).startswith("ok two"):
+            return {"preferred": "both"}  # never valid
+        return {"preferred": "tie"}
+
+    base, head = _runs(tmp_path, judge="")
+    with FakeOpenAIServer(judge=judge) as server:
+        flags = ("--judge-model", "j", "--judge-base-url", server.base_url, "--json")
+        done = assay("compare", base, head, "--pairwise", *flags, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(
+        "warning: pairwise: 1 of 3 paired cases could not be judged (case b: judge j: no valid "
+        "reply after 3 attempts; last problem: it does not match the schema (preferred: "
+    )
+    pairwise = json.loads(done.stdout)["pairwise"]
+    assert (pairwise["judged"], pairwise["errors"], pairwise["ties"]) == (2, 1, 2)
+    assert (pairwise["win_rate"], pairwise["inconsistency_rate"]) == (0.5, 0.0)
