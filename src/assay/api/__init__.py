@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         DEFAULT_JUDGE_CONCURRENCY,
         case_metadata,
         judge_pairwise,
+        judge_pairwise_async,
         pairwise_judge,
     )
 
@@ -83,6 +84,7 @@ _MODULES = {
         "DEFAULT_JUDGE_CONCURRENCY",
         "case_metadata",
         "judge_pairwise",
+        "judge_pairwise_async",
         "pairwise_judge",
     ],
 }
@@ -106,6 +108,7 @@ __all__ = [
     "grade_async",
     "is_file_ref",
     "judge_pairwise",
+    "judge_pairwise_async",
     "open_cache",
     "pairwise_judge",
     "parse_export",

@@ -36,7 +36,13 @@ from assay.judge import (
 from assay.results import JSON, CaseResult, RunResult, TokenUsage, add_usage
 from assay.store import NotFoundError, Store
 
-__all__ = ["DEFAULT_JUDGE_CONCURRENCY", "case_metadata", "judge_pairwise", "pairwise_judge"]
+__all__ = [
+    "DEFAULT_JUDGE_CONCURRENCY",
+    "case_metadata",
+    "judge_pairwise",
+    "judge_pairwise_async",
+    "pairwise_judge",
+]
 
 DEFAULT_JUDGE_CONCURRENCY = 8
 """Judge calls at once unless `--judge-concurrency` says otherwise: the runs' default."""
@@ -173,13 +179,30 @@ def judge_pairwise(
         assay.cache.CacheMiss: Replay mode and an answer is not cached.
     """
     return asyncio.run(
-        _judge_all(
-            _pairs(store, base, head),
-            judge,
-            concurrency=concurrency,
-            cache=cache,
-            metadata=metadata or {},
+        judge_pairwise_async(
+            store, base, head, judge, concurrency=concurrency, cache=cache, metadata=metadata
         )
+    )
+
+
+async def judge_pairwise_async(
+    store: Store | None,
+    base: RunResult,
+    head: RunResult,
+    judge: JudgeSpec,
+    *,
+    concurrency: int = DEFAULT_JUDGE_CONCURRENCY,
+    cache: ResponseCache | None = None,
+    metadata: Mapping[str, Mapping[str, JSON]] | None = None,
+) -> PairwiseResult:
+    """`judge_pairwise` inside a running event loop (the one code path; the sync function
+    runs this)."""
+    return await _judge_all(
+        _pairs(store, base, head),
+        judge,
+        concurrency=concurrency,
+        cache=cache,
+        metadata=metadata or {},
     )
 
 
@@ -278,17 +301,18 @@ async def _judge_one(
     base_first, head_first = await asyncio.gather(
         ask(pair.base, pair.head), ask(pair.head, pair.base)
     )
-    failed = [r for r in (base_first, head_first) if isinstance(r, JudgeError)]
-    reasoning = [r.answer.reasoning for r in (base_first, head_first) if isinstance(r, Judgement)]
-    if failed or not isinstance(base_first, Judgement) or not isinstance(head_first, Judgement):
+    answers = [r.answer for r in (base_first, head_first) if isinstance(r, Judgement)]
+    reasoning = [answer.reasoning for answer in answers]
+    if isinstance(base_first, JudgeError) or isinstance(head_first, JudgeError):
+        failed = base_first if isinstance(base_first, JudgeError) else head_first
         return PairwiseCase(
             pair.case_id,
             None,
             None,
-            base_first.answer.preferred if isinstance(base_first, Judgement) else None,
-            head_first.answer.preferred if isinstance(head_first, Judgement) else None,
+            None if isinstance(base_first, JudgeError) else base_first.answer.preferred,
+            None if isinstance(head_first, JudgeError) else head_first.answer.preferred,
             reasoning,
-            str(failed[0]),
+            str(failed),
         )
     first, second = base_first.answer.preferred, head_first.answer.preferred
     outcome, consistent = fold_preferences(first, second)

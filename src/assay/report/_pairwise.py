@@ -42,7 +42,11 @@ def _lost(result: PairwiseResult) -> tuple[list[str], int]:
 def pairwise_lines(result: PairwiseResult) -> list[str]:
     """The terminal's lines after `pairwise    ` (continuation lines indented to match)."""
     if not result.judged:
-        first = f"no case judged ({result.paired_cases:,} paired, {result.errors:,} errors)"
+        first = (
+            f"no case judged: the judge failed on every paired case ({result.paired_cases:,})"
+            if result.paired_cases
+            else "no case judged: no case has an output in both runs"
+        )
     else:
         first = (
             f"head win rate {fmt.percent(result.win_rate)}, 95% CI {_interval(result)} over "
