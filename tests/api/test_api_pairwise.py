@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from assay.api import judge_pairwise, pairwise_judge
+from assay.api import judge_pairwise, pairwise_judge, run_judge_concurrency
 from assay.errors import UsageError
 from assay.judge import JudgeSpec
 from assay.results import JSON, CaseResult, RunResult
@@ -121,3 +121,12 @@ def test_i28_3_no_judge_or_no_key_is_a_usage_error() -> None:
         pairwise_judge(None, environ={})
     with pytest.raises(UsageError, match="reads its API key from OPENAI_API_KEY, which is not"):
         pairwise_judge(RECORDED, environ={})
+
+
+def test_i28_3_the_default_concurrency_is_the_head_runs() -> None:
+    suite: JSON = {"execution": {"judge_concurrency": 5}}
+    assert run_judge_concurrency({"options": {"judge_concurrency": 3}, "suite": suite}) == 3
+    assert run_judge_concurrency({"options": {"judge_concurrency": None}, "suite": suite}) == 5
+    for stored in (10**9, 0, True, "4"):  # a stored snapshot is data: nonsense is ignored
+        assert run_judge_concurrency({"options": {"judge_concurrency": stored}}) == 8
+    assert run_judge_concurrency({}) == 8

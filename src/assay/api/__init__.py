@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         judge_pairwise,
         judge_pairwise_async,
         pairwise_judge,
+        run_judge_concurrency,
     )
 
 _MODULES = {
@@ -86,6 +87,7 @@ _MODULES = {
         "judge_pairwise",
         "judge_pairwise_async",
         "pairwise_judge",
+        "run_judge_concurrency",
     ],
 }
 
@@ -117,6 +119,7 @@ __all__ = [
     "read_export",
     "resolve_run_ref",
     "resume_run",
+    "run_judge_concurrency",
     "run_loaded",
     "run_plan",
     "run_time_bound",

@@ -42,10 +42,12 @@ __all__ = [
     "judge_pairwise",
     "judge_pairwise_async",
     "pairwise_judge",
+    "run_judge_concurrency",
 ]
 
 DEFAULT_JUDGE_CONCURRENCY = 8
-"""Judge calls at once unless `--judge-concurrency` says otherwise: the runs' default."""
+"""Judge calls at once when neither `--judge-concurrency` nor the head run says: the runs'
+default."""
 
 _ENDPOINT_FIELDS = frozenset({"base_url", "api_key_env"})
 """What a stored run's judge does not contribute: where the API key goes, and which key."""
@@ -115,6 +117,24 @@ def _recorded(recorded: JSON) -> JudgeSpec | None:
         return JudgeSpec.model_validate(recorded)
     except ValueError:
         return None
+
+
+_MAX_CONCURRENCY = 4096
+"""The largest `--judge-concurrency`: a stored number beyond it is not used."""
+
+
+def run_judge_concurrency(snapshot: Mapping[str, JSON]) -> int:
+    """The judge concurrency the run had: its `--judge-concurrency`, else its suite's
+    `execution.judge_concurrency`, else `DEFAULT_JUDGE_CONCURRENCY` (a stored value that is
+    not a number in 1–4096 is ignored)."""
+    options = snapshot.get("options")
+    suite = snapshot.get("suite")
+    execution = suite.get("execution") if isinstance(suite, dict) else None
+    for level in (options, execution):
+        value = level.get("judge_concurrency") if isinstance(level, dict) else None
+        if type(value) is int and 1 <= value <= _MAX_CONCURRENCY:  # not a bool, not a float
+            return value
+    return DEFAULT_JUDGE_CONCURRENCY
 
 
 def case_metadata(snapshot: Mapping[str, JSON]) -> dict[str, Mapping[str, JSON]]:

@@ -76,7 +76,7 @@ __all__ = ["command"]
 @click.option(
     "--judge-concurrency",
     type=click.IntRange(1, 4096),
-    help="With --pairwise: judge calls run at once (default 8).",
+    help="With --pairwise: judge calls run at once (default: the head run's, else 8).",
 )
 @click.option(
     "--no-cache", is_flag=True, help="With --pairwise: neither read nor write the response cache."
@@ -227,11 +227,11 @@ def _judge(
 ) -> PairwiseResult:
     """The pairwise judging of the two runs, with the judge the options and configs name."""
     from assay.api import (
-        DEFAULT_JUDGE_CONCURRENCY,
         case_metadata,
         judge_pairwise,
         open_cache,
         pairwise_judge,
+        run_judge_concurrency,
     )
     from assay.cache import CacheMode
     from assay.config import load_project
@@ -251,7 +251,7 @@ def _judge(
             base,
             head,
             spec,
-            concurrency=judge_concurrency or DEFAULT_JUDGE_CONCURRENCY,
+            concurrency=judge_concurrency or run_judge_concurrency(snapshot),
             cache=cache,
             metadata=metadata,
         )
