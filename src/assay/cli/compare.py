@@ -132,8 +132,8 @@ def command(
     once in each order; a preference that survives the swap is a win or a loss for HEAD, any
     other answer a tie. The report adds HEAD's win rate (ties count half) with its Wilson 95%
     interval and how often the judge's answer followed the position. It never changes the
-    exit code. The judge is the head run's unless --judge-model, ASSAY_JUDGE_MODEL or
-    assay.yaml name one.
+    exit code. The judge is the head run's (else assay.yaml's) unless --judge-model or
+    ASSAY_JUDGE_MODEL name another; the run's own endpoint is only used when given again.
     """
 
     from assay.api import compare_stored, is_file_ref
