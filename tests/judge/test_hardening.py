@@ -259,6 +259,8 @@ def test_the_field_sets() -> None:
         "transcript",
         "tool_calls",
         "claims",
+        "output_a",
+        "output_b",
     } == UNTRUSTED_FIELDS
 
 

@@ -41,6 +41,14 @@ if TYPE_CHECKING:
     )
     from assay.api._grade import grade, grade_async
     from assay.api._order import suite_order
+    from assay.api._pairwise import (
+        DEFAULT_JUDGE_CONCURRENCY,
+        case_metadata,
+        judge_pairwise,
+        judge_pairwise_async,
+        pairwise_judge,
+        run_judge_concurrency,
+    )
 
 _MODULES = {
     "assay.api._callables": ["CallableTarget", "FunctionGrader"],
@@ -73,17 +81,27 @@ _MODULES = {
     ],
     "assay.api._grade": ["grade", "grade_async"],
     "assay.api._order": ["suite_order"],
+    "assay.api._pairwise": [
+        "DEFAULT_JUDGE_CONCURRENCY",
+        "case_metadata",
+        "judge_pairwise",
+        "judge_pairwise_async",
+        "pairwise_judge",
+        "run_judge_concurrency",
+    ],
 }
 
 __all__ = [
     "BASELINE_REF",
     "DATE_FORMATS",
+    "DEFAULT_JUDGE_CONCURRENCY",
     "CallableTarget",
     "EvalConfig",
     "EvalSummary",
     "FunctionGrader",
     "InvalidExportError",
     "Upload",
+    "case_metadata",
     "compare",
     "compare_stored",
     "evaluate",
@@ -91,13 +109,17 @@ __all__ = [
     "grade",
     "grade_async",
     "is_file_ref",
+    "judge_pairwise",
+    "judge_pairwise_async",
     "open_cache",
+    "pairwise_judge",
     "parse_export",
     "parse_upload",
     "prepare_resume",
     "read_export",
     "resolve_run_ref",
     "resume_run",
+    "run_judge_concurrency",
     "run_loaded",
     "run_plan",
     "run_time_bound",

@@ -3,12 +3,15 @@ regression."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 if TYPE_CHECKING:
-    from assay.comparison import Comparison
+    from assay.comparison import Comparison, PairwiseResult
+    from assay.results import JSON, RunResult
+    from assay.store import Store
 
 __all__ = ["command"]
 
@@ -52,6 +55,40 @@ __all__ = ["command"]
     help="Resolve `latest`, `latest~N` and `baseline` within this suite.",
 )
 @click.option("--db", help="Read runs from here (a SQLite path or database URL).")
+@click.option(
+    "--pairwise",
+    is_flag=True,
+    help="Also ask the judge which output is better, for every case both runs answered: "
+    "twice, positions swapped (2 judge calls per case); reports the head's win rate.",
+)
+@click.option(
+    "--judge-model",
+    metavar="MODEL",
+    help="With --pairwise: the judge model (over the head run's judge, assay.yaml and "
+    "ASSAY_JUDGE_MODEL).",
+)
+@click.option(
+    "--judge-base-url",
+    metavar="URL",
+    help="With --pairwise: the judge endpoint, e.g. http://localhost:11434/v1 (over "
+    "ASSAY_JUDGE_BASE_URL).",
+)
+@click.option(
+    "--judge-concurrency",
+    type=click.IntRange(1, 4096),
+    help="With --pairwise: judge calls run at once (default: the head run's, else 8).",
+)
+@click.option(
+    "--no-cache", is_flag=True, help="With --pairwise: neither read nor write the response cache."
+)
+@click.option(
+    "--cache-mode",
+    type=click.Choice(["use", "record", "replay"]),
+    default="use",
+    show_default=True,
+    help="With --pairwise: use: read and fill; record: always call and refresh; replay: fail "
+    "on a miss.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @click.option(
     "--markdown",
@@ -69,6 +106,12 @@ def command(
     require_significance: bool,
     suite: str | None,
     db: str | None,
+    pairwise: bool,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    judge_concurrency: int | None,
+    no_cache: bool,
+    cache_mode: str,
     as_json: bool,
     as_markdown: bool,
 ) -> int:
@@ -84,6 +127,13 @@ def command(
     Exit code 1 when a regression is detected, 0 otherwise, 2 for an unknown run, two runs
     with no case in common, or a bad option. Warnings (other suites, different shares of
     cached cases, an unfinished run) go to stderr and the JSON's `warnings`.
+
+    With --pairwise the judge also compares the two outputs of every case both runs answered,
+    once in each order; a preference that survives the swap is a win or a loss for HEAD, any
+    other answer a tie. The report adds HEAD's win rate (ties count half) with its Wilson 95%
+    interval and how often the judge's answer followed the position. It never changes the
+    exit code. The judge is the head run's (else assay.yaml's) unless --judge-model or
+    ASSAY_JUDGE_MODEL name another; the run's own endpoint is only used when given again.
     """
 
     from assay.api import compare_stored, is_file_ref
@@ -95,6 +145,17 @@ def command(
 
     if as_json and as_markdown:
         raise click.UsageError("give --json or --markdown, not both")
+    if not pairwise:
+        given = {
+            "--judge-model": judge_model,
+            "--judge-base-url": judge_base_url,
+            "--judge-concurrency": judge_concurrency,
+            "--no-cache": no_cache or None,
+            "--cache-mode": None if cache_mode == "use" else cache_mode,
+        }
+        named = [flag for flag, value in given.items() if value is not None]
+        if named:
+            raise click.UsageError(f"{', '.join(named)} only apply with --pairwise")
     thresholds = CompareThresholds.overriding(
         max_pass_rate_drop=max_pass_rate_drop,
         max_avg_score_drop=max_avg_score_drop,
@@ -115,6 +176,25 @@ def command(
             allow_files=True,
         )
         _warn_about(result)
+        if pairwise:
+            from assay.api import read_export
+            from assay.comparison import PairwiseComparison
+
+            snapshot = (
+                read_export(Path(head))[1] if is_file_ref(head) else _snapshot(store, head_run)
+            )
+            judged = _judge(
+                store,
+                base_run,
+                head_run,
+                snapshot,
+                judge_model=judge_model,
+                judge_base_url=judge_base_url,
+                judge_concurrency=judge_concurrency,
+                cache_mode="off" if no_cache else cache_mode,
+            )
+            _warn_about_pairwise(judged)
+            result = PairwiseComparison.model_construct(**dict(result), pairwise=judged)
     finally:
         if store is not None:
             store.close()
@@ -127,6 +207,70 @@ def command(
     else:
         render_comparison(stdout_console(), result, base_run, head_run)
     return 1 if result.summary.regression_detected else 0
+
+
+def _snapshot(store: Store | None, run: RunResult) -> dict[str, JSON]:
+    assert store is not None  # a run not read from a file is a stored one
+    return store.get_snapshot(run.id)
+
+
+def _judge(
+    store: Store | None,
+    base: RunResult,
+    head: RunResult,
+    snapshot: dict[str, JSON],
+    *,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    judge_concurrency: int | None,
+    cache_mode: str,
+) -> PairwiseResult:
+    """The pairwise judging of the two runs, with the judge the options and configs name."""
+    from assay.api import (
+        case_metadata,
+        judge_pairwise,
+        open_cache,
+        pairwise_judge,
+        run_judge_concurrency,
+    )
+    from assay.cache import CacheMode
+    from assay.config import load_project
+
+    spec = pairwise_judge(
+        snapshot.get("judge"),
+        project=load_project().config.judge,
+        judge_model=judge_model,
+        judge_base_url=judge_base_url,
+        run_id=head.id,
+    )
+    metadata = case_metadata(snapshot) if spec.resolved_provider == "fake" else None
+    cache = open_cache(CacheMode(cache_mode))
+    try:
+        return judge_pairwise(
+            store,
+            base,
+            head,
+            spec,
+            concurrency=judge_concurrency or run_judge_concurrency(snapshot),
+            cache=cache,
+            metadata=metadata,
+        )
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def _warn_about_pairwise(judged: PairwiseResult) -> None:
+    """Cases the judge could not compare, on stderr (the JSON has each case's `error`)."""
+    if not judged.paired_cases:
+        click.echo("warning: pairwise: no case has an output in both runs", err=True)
+    if judged.errors:
+        first = next(c for c in judged.cases if c.error is not None)
+        click.echo(
+            f"warning: pairwise: {judged.errors} of {judged.paired_cases} paired cases could "
+            f"not be judged (case {first.case_id}: {first.error})",
+            err=True,
+        )
 
 
 def _warn_about(result: Comparison) -> None:

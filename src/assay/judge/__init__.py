@@ -6,6 +6,7 @@ custom template, untrusted fields in nonce-delimited blocks) and a pydantic repl
 
 from assay.judge._client import INVALID_REPLY_RETRIES, JudgeClient, JudgeError, Judgement
 from assay.judge._hardening import SYSTEM_RULES, block, neutralise, new_nonce
+from assay.judge._pairwise import PairwiseAnswer, ask_preference, pairwise_template
 from assay.judge._pool import JudgePool, NoJudgeError
 from assay.judge._schema import Entry, extract_json, keyed_schema, strict_schema
 from assay.judge._simulator import SIMULATOR_RULES, Exchange, SimulatedTurn, SimulatedUser
@@ -33,10 +34,12 @@ __all__ = [
     "JudgeSpec",
     "Judgement",
     "NoJudgeError",
+    "PairwiseAnswer",
     "PromptTemplate",
     "RenderedPrompt",
     "SimulatedTurn",
     "SimulatedUser",
+    "ask_preference",
     "block",
     "builtin",
     "extract_json",
@@ -46,5 +49,6 @@ __all__ = [
     "merge_judges",
     "neutralise",
     "new_nonce",
+    "pairwise_template",
     "strict_schema",
 ]

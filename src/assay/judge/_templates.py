@@ -44,7 +44,17 @@ TEST_FIELDS = frozenset({"input", "output", "expected_output", "context", "metad
 """The SPEC §2 variables every template may use."""
 
 UNTRUSTED_FIELDS = frozenset(
-    {"input", "output", "expected_output", "context", "transcript", "tool_calls", "claims"}
+    {
+        "input",
+        "output",
+        "expected_output",
+        "context",
+        "transcript",
+        "tool_calls",
+        "claims",
+        "output_a",
+        "output_b",
+    }
 )
 """Fields rendered as delimited data blocks, never as raw text."""
 

@@ -41,6 +41,9 @@ def render_comparison(
     from rich.table import Table
     from rich.text import Text
 
+    from assay.comparison import PairwiseComparison
+    from assay.report._pairwise import pairwise_lines
+
     s, t = result.summary, result.thresholds
     for role, run in (("base", base), ("head", head)):
         console.print(
@@ -87,6 +90,10 @@ def render_comparison(
     console.print(table)
     for line in _statistics_lines(result):
         console.print(line)
+    if isinstance(result, PairwiseComparison):
+        for number, text in enumerate(pairwise_lines(result.pairwise)):
+            label = "pairwise    " if number == 0 else " " * 12
+            console.print(Text(label, style="bold").append(text))
     counts = "  ".join(f"{n:,} {status}" for status, n in s.case_counts.items())
     console.print(
         Text("cases       ", style="bold")

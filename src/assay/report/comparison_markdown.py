@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from assay.report import _numbers as fmt
 from assay.report._escape import md_cell, md_code, md_text
+from assay.report._pairwise import pairwise_markdown
 
 if TYPE_CHECKING:
     from assay.comparison import Comparison, GateState
@@ -36,6 +37,8 @@ def comparison_markdown(result: Comparison, base: RunResult, head: RunResult) ->
 
 
 def _chunks(result: Comparison, base: RunResult, head: RunResult) -> Iterator[str]:
+    from assay.comparison import PairwiseComparison
+
     s, t = result.summary, result.thresholds
     yield f"## Comparison: {md_text(base.suite)}\n\n"
     for role, run in (("base", base), ("head", head)):
@@ -69,6 +72,8 @@ def _chunks(result: Comparison, base: RunResult, head: RunResult) -> Iterator[st
     if s.notes:  # exceeded gates not flagged (not significant, a latency rise under 1 ms)
         yield "".join(f"- note: {md_text(note)}\n" for note in s.notes) + "\n"
     yield from _changed(result)
+    if isinstance(result, PairwiseComparison):  # last: its heading would cover what follows
+        yield from pairwise_markdown(result.pairwise)
 
 
 def _changed(result: Comparison) -> Iterator[str]:
