@@ -9,10 +9,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import expect
 
+from assay.results import CaseResult, RunConfigSnapshot, RunResult, RunSummary, now_iso
+from assay.store import open_store
 from tests._browser import screenshot_path
 from tests.conftest import write
 from tests.e2e._cli import assay, assay_env
@@ -48,7 +51,10 @@ class Served:
 
 
 def _judged_run(directory: Path) -> str:
-    write(directory / "s.eval.yaml", SUITE + "".join(CASE.format(id=i, score=s) for i, s in SCORES.items()))
+    write(
+        directory / "s.eval.yaml",
+        SUITE + "".join(CASE.format(id=i, score=s) for i, s in SCORES.items()),
+    )
     done = assay("run", "s.eval.yaml", "--json", cwd=directory)
     assert done.returncode == 1, done.stderr
     summary = json.loads(done.stdout)["summary"]
@@ -143,7 +149,12 @@ def test_i28_1_review_queue_by_keyboard_then_the_run_page_shows_the_reviews(
         " (r.querySelector('.review-mark') || {dataset: {}}).dataset.human || null])"
     )
     assert sorted(marks) == [
-        ["a", None], ["b", "pass"], ["c", "pass"], ["d", None], ["e", "fail"], ["f", None]
+        ["a", None],
+        ["b", "pass"],
+        ["c", "pass"],
+        ["d", None],
+        ["e", "fail"],
+        ["f", None],
     ]
     # The case page shows the review in full.
     page.goto(f"{run_page}/cases/e")
@@ -157,8 +168,10 @@ def test_i28_1_review_queue_by_keyboard_then_the_run_page_shows_the_reviews(
 
     with ready(served.url) as client:
         reviews = client.get(f"/api/runs/{served.run_id}/reviews").json()
-        assert client.get(f"{run_page}/review").headers["content-security-policy"].startswith(
-            "default-src 'none'"
+        assert (
+            client.get(f"{run_page}/review")
+            .headers["content-security-policy"]
+            .startswith("default-src 'none'")
         )
     assert [(r["case_id"], r["verdict"], r["note"], r["reviewer"]) for r in reviews["items"]] == [
         ("b", "pass", "", "ana"),
@@ -203,3 +216,52 @@ def test_i28_1_the_queue_asks_for_the_token_when_the_server_requires_one(
         context.close()
     assert len(errors) == 1, errors
     assert "401" in errors[0], errors
+
+
+def test_i28_1_the_queue_pages_through_a_large_run_a_page_at_a_time(
+    tmp_path: Path, page: Page
+) -> None:
+    """50 stored cases, 25 pass then 25 borderline: the queue starts at `?at=`, crosses from
+    the borderline group into the rest, and asks the API for 20 results at a time."""
+    run = RunResult(
+        id="20261127T080000-big001",
+        suite="big",
+        target="fake",
+        status="running",  # stored case by case, as a runner does
+        started_at=now_iso(),
+        config=RunConfigSnapshot(
+            threshold=0.8, borderline=0.6, metrics_pass_threshold=0.8, cases_pass_threshold=1.0
+        ),
+        summary=RunSummary(),
+    )
+    cases = [
+        CaseResult(
+            case_id=f"c{i:02}",
+            score=1.0 if i < 25 else 0.7,
+            verdict="pass" if i < 25 else "borderline",
+            threshold=0.8,
+            output=f"output {i}",
+        )
+        for i in range(50)
+    ]
+    with open_store(tmp_path / ".assay" / "assay.db") as store:
+        store.create_run(run, {})
+        store.add_case_results(run.id, cases)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/results?" in r.url else None)
+    with serving(tmp_path) as url, ready(url):
+        page.goto(f"{url}/runs/{run.id}/review?at=21")
+        _at(page, "c45")
+        expect(page.locator(".queue-position")).to_have_text("case 21 of 50 · borderline 21 of 25")
+        for _ in range(5):
+            page.keyboard.press("n")
+        _at(page, "c00")
+        expect(page.locator(".queue-position")).to_have_text("case 26 of 50 · the rest 1 of 25")
+        page.keyboard.press("k")
+        _at(page, "c49")
+    # Borderline page 2 (cases 21–25 of the group), the rest's page 1; c49 is on page 2 again.
+    sent = [parse_qs(urlsplit(u).query) for u in asked]
+    assert [(q["verdict"], q["page"], q["page_size"]) for q in sent] == [
+        (["borderline"], ["2"], ["20"]),
+        (["pass"], ["1"], ["20"]),
+    ], asked
