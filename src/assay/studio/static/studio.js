@@ -497,6 +497,7 @@
           return;
         }
         state.item = found.item;
+        if (caseBox.getAttribute("data-case-id") !== null) window.scrollTo(0, 0);  /* a new case reads from its top */
         caseBox.setAttribute("data-case-id", found.item.case_id);
         caseBox.appendChild(el("p", null, el("a", { href: caseHref(run.id, found.item.case_id), text: "open the case page" })));
         caseBox.appendChild(V.casePanel(found.item));
