@@ -165,6 +165,10 @@ def test_i28_1_review_queue_by_keyboard_then_the_run_page_shows_the_reviews(
     page.goto(f"{run_page}/cases/a")
     expect(page.locator(".case-panel")).to_be_visible()
     assert page.locator(".review-box").count() == 0
+    # The reviewer's name is remembered by the browser.
+    page.goto(f"{run_page}/review?at=2")
+    _at(page, "e")
+    expect(page.locator("input[name=reviewer]")).to_have_value("ana")
 
     with ready(served.url) as client:
         reviews = client.get(f"/api/runs/{served.run_id}/reviews").json()
