@@ -5,7 +5,8 @@
 Writes docs/images/terminal-summary.png (the `assay run` summary: the real command's colour
 output, recorded by rich as HTML and photographed), docs/images/html-report.png (the HTML
 report of that run, a case panel open) and docs/images/studio-*.png (`assay serve` over that
-run and a stricter second one), all in headless Chromium. Needs the dev extras and a Chromium
+run and a stricter second one, one case of which is reviewed in the review queue), all in
+headless Chromium. Needs the dev extras and a Chromium
 binary; nothing is fetched from the network.
 """
 
@@ -22,7 +23,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Page, sync_playwright
 from rich.console import Console
 from rich.text import Text
 
@@ -89,6 +90,23 @@ def _serve(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("assay serve did not start")
 
 
+def _review(page: Page, queue: str) -> None:
+    """Review the queue's first case with the keyboard, as a person would, and photograph the
+    queue back on it (its review and note shown)."""
+    page.goto(queue)
+    page.locator(".review-case .case-panel").wait_for()
+    page.locator("input[name=reviewer]").fill("ana")
+    page.keyboard.press("Escape")
+    page.keyboard.press("c")
+    page.keyboard.type("Says where to cancel, but not that the refund is prorated.")
+    page.keyboard.press("Escape")
+    page.keyboard.press("f")
+    page.locator(".queue-position").filter(has_text="case 2 of").wait_for()
+    page.keyboard.press("k")
+    page.locator(".current-review .review-box").wait_for()
+    page.screenshot(path=str(IMAGES / "studio-review.png"), full_page=True)
+
+
 def _photograph(directory: Path, runs: tuple[str, str]) -> None:
     chromium = shutil.which("chromium") or os.environ["ASSAY_TEST_CHROMIUM"]
     base, head = runs
@@ -105,6 +123,7 @@ def _photograph(directory: Path, runs: tuple[str, str]) -> None:
             page.locator('tr.case-row[data-case-id="warranty"]').click()
             page.locator(".case-panel").wait_for()
             page.screenshot(path=str(IMAGES / "html-report.png"), full_page=True)
+            _review(page, f"{url}/runs/{head}/review")
             shots = [
                 ("studio-runs", "/", "tr.run-row"),
                 ("studio-run", f"/runs/{head}", "tr.case-row"),

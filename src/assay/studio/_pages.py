@@ -1,4 +1,4 @@
-"""The studio's routes: five page shells and a fixed set of static files.
+"""The studio's routes: six page shells and a fixed set of static files.
 
 No part of a request path reaches the filesystem: static files are looked up by name in a
 table of package resources, and path parameters only reach the page as escaped `data-`
@@ -72,6 +72,13 @@ def runs_page() -> HTMLResponse:
 def run_page(run_id: Annotated[str, Path(max_length=200)]) -> HTMLResponse:
     """One run: distribution, both dimensions, regression, the case table."""
     return _page("run", f"Run {run_id}", run_id=run_id)
+
+
+@router.get("/runs/{run_id}/review", response_class=HTMLResponse)
+def review_page(run_id: Annotated[str, Path(max_length=200)]) -> HTMLResponse:
+    """The run's review queue: borderline cases first, then failed, then the rest, one at a
+    time beside pass and fail buttons (SPEC §6)."""
+    return _page("review", f"Review run {run_id}", run_id=run_id)
 
 
 @router.get("/runs/{run_id}/cases/{case_id:path}", response_class=HTMLResponse)

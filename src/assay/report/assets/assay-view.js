@@ -562,7 +562,9 @@
     return why ? why + "; " + note : note;
   }
 
-  /* A filterable, sortable, paged case table over `source`; clicking a row opens its panel. */
+  /* A filterable, sortable, paged case table over `source`; clicking a row opens its panel.
+   * `options.mark(item)`, when given, adds a node beside a row's verdict (the studio marks the
+   * human review there). */
   function caseTable(source, options) {
     options = options || {};
     var state = { verdicts: { pass: true, borderline: true, fail: true, error: true }, q: "",
@@ -639,7 +641,7 @@
       answer.items.forEach(function (item) {
         var row = el("tr", { class: "case-row", "data-case-id": item.case_id, "data-verdict": item.verdict, tabindex: 0 },
           el("td", { class: "mono", text: item.case_id }),
-          el("td", null, verdictBadge(item.verdict)),
+          el("td", null, verdictBadge(item.verdict), options.mark ? options.mark(item) : null),
           el("td", { class: "num mono " + scoreBand(item), text: score(item.score),
                      title: item.threshold === undefined ? null : "threshold " + score(item.threshold) }),
           el("td", { class: "num", text: duration(item.duration_ms) }),

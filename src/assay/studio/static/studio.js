@@ -7,6 +7,7 @@
   var body = document.body;
   var main = document.getElementById("studio");
   var TOKEN_KEY = "assay-api-token";
+  var REVIEWER_KEY = "assay-reviewer";
   var NOT_PASSED = ["borderline", "fail", "error"];
 
   /* ---- the API -------------------------------------------------------------------------- */
@@ -256,9 +257,10 @@
 
   function runPage() {
     var id = body.dataset.runId;
-    Promise.all([api("/api/runs/" + enc(id)), api("/api/runs/" + enc(id) + "/facets")])
+    Promise.all([api("/api/runs/" + enc(id)), api("/api/runs/" + enc(id) + "/facets"), reviewsOf(id)])
       .then(function (answers) {
-        var run = answers[0], facets = answers[1];
+        var run = answers[0], facets = answers[1], reviews = answers[2];
+        var byCase = reviewMap(reviews);
         var summary = V.summaryCards(run);
         var live = el("div", { class: "notice live", role: "status" });
         var links = el("p", { class: "toolbar" });
@@ -272,11 +274,12 @@
           caseLink: function (item) {
             return el("a", { href: caseHref(run.id, item.case_id), text: "open the case page" });
           },
+          mark: function (item) { return byCase[item.case_id] ? reviewMark(byCase[item.case_id]) : null; },
         });
         var header = V.runHeader(run, "h1");
         show([crumbs([["Runs", "/"], [run.suite, "/" + query({ suite: run.suite })], [run.id, null]])]
-          .concat(header, [run.status === "running" ? live : null, summary, links,
-                           el("h3", { text: "Cases" }), table]));
+          .concat(header, [run.status === "running" ? live : null, summary, reviewSummary(run.id, reviews),
+                           links, el("h3", { text: "Cases" }), table]));
         if (run.status !== "running") return;
         live.textContent = "This run is in progress: results appear as they are stored.";
         var timer = setInterval(function () {
@@ -298,15 +301,285 @@
 
   function casePage() {
     var runId = body.dataset.runId, caseId = body.dataset.caseId;
-    Promise.all([api("/api/runs/" + enc(runId)), api("/api/runs/" + enc(runId) + "/results/" + enc(caseId))])
+    /* The run's reviews rather than GET …/review: a case nobody reviewed is not an error. */
+    Promise.all([api("/api/runs/" + enc(runId)), api("/api/runs/" + enc(runId) + "/results/" + enc(caseId)),
+                 reviewsOf(runId)])
       .then(function (answers) {
-        var run = answers[0], item = answers[1];
+        var run = answers[0], item = answers[1], review = reviewMap(answers[2])[item.case_id];
         show([crumbs([["Runs", "/"], [run.suite + " " + run.id, runHref(run.id)], [item.case_id, null]]),
               el("h1", null, "Case ", el("span", { class: "mono", text: item.case_id })),
+              review ? reviewBox(review) : null,
               V.casePanel(item)]);
       }).catch(function (error) {
         show([crumbs([["Runs", "/"], [runId, runHref(runId)], [caseId, null]]), failure(error)]);
       });
+  }
+
+  /* ---- human review ---------------------------------------------------------------------- */
+
+  /* The review queue's order (SPEC §6): the cases a person is most needed for first. */
+  var QUEUE = [
+    { name: "borderline", verdicts: ["borderline"] },
+    { name: "failed", verdicts: ["fail", "error"] },
+    { name: "the rest", verdicts: ["pass"] },
+  ];
+  var QUEUE_PAGE = 20;  /* results fetched at a time: a 100,000-case run is never loaded whole */
+
+  function reviewsOf(runId) { return api("/api/runs/" + enc(runId) + "/reviews"); }
+  function reviewHref(runId) { return runHref(runId) + "/review"; }
+
+  function reviewMap(list) {
+    var map = {};
+    list.items.forEach(function (review) { map[review.case_id] = review; });
+    return map;
+  }
+
+  function when(iso) { return iso.replace("T", " ").slice(0, 19) + " UTC"; }
+
+  /* The small mark a case row carries when a person reviewed the case. */
+  function reviewMark(review) {
+    return el("span", { class: "review-mark human-" + review.verdict, "data-human": review.verdict,
+                        title: "reviewed: " + review.verdict + (review.reviewer ? " by " + review.reviewer : ""),
+                        text: (review.verdict === "pass" ? "✓" : "✗") + " human" });
+  }
+
+  /* A review in full: verdict, who, when and the note. */
+  function reviewBox(review) {
+    return el("div", { class: "review-box human-" + review.verdict, "data-human": review.verdict },
+      el("strong", { text: "Human review: " }),
+      el("span", { class: "badge v-" + review.verdict, text: review.verdict }),
+      el("span", { class: "muted", text: (review.reviewer ? " by " + review.reviewer : "") + " · " + when(review.reviewed_at) }),
+      review.note ? el("pre", { class: "review-note", text: review.note }) : null);
+  }
+
+  /* The run's reviewed counts, as `assay runs show` prints them, and the way to the queue. */
+  function reviewSummary(runId, list) {
+    var text = "reviewed " + list.reviewed + " of " + list.cases + " cases";
+    if (list.reviewed)
+      text += ": " + list.human_passed + " passed by people, the machine agreed on " + list.agreed;
+    if (list.reviewed_pass_rate !== null && list.reviewed)
+      text += "; reviewed pass rate " + V.pct(list.reviewed_pass_rate * 100);
+    return el("p", { class: "review-summary" }, el("strong", { text: "Human review " }),
+      el("span", { class: "review-counts", text: text }), " · ",
+      el("a", { href: reviewHref(runId), text: "open the review queue" }));
+  }
+
+  var KEYS = [
+    ["p", "pass: record a pass and go to the next case"],
+    ["f", "fail: record a fail and go to the next case"],
+    ["c", "write a note (Esc leaves the note field)"],
+    ["n or j", "next case"],
+    ["k", "previous case"],
+    ["?", "show or hide these keys"],
+  ];
+
+  function typing(target) {
+    return Boolean(target) && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" ||
+                               target.tagName === "SELECT" || target.isContentEditable);
+  }
+
+  function reviewPage() {
+    var runId = body.dataset.runId;
+    var params = new URLSearchParams(window.location.search);
+    Promise.all([api("/api/runs/" + enc(runId)), api("/api/runs/" + enc(runId) + "/facets"), reviewsOf(runId)])
+      .then(function (answers) { reviewQueue(answers[0], answers[1], answers[2], Number(params.get("at")) || 1); })
+      .catch(function (error) { show([crumbs([["Runs", "/"], [runId, runHref(runId)], ["review", null]]), failure(error)]); });
+  }
+
+  function reviewQueue(run, facets, list, at) {
+    var reviews = reviewMap(list);
+    var groups = QUEUE.map(function (group) {
+      var count = group.verdicts.reduce(function (sum, v) { return sum + (facets.verdicts[v] || 0); }, 0);
+      return { name: group.name, verdicts: group.verdicts, count: count };
+    });
+    var total = groups.reduce(function (sum, g) { return sum + g.count; }, 0);
+    var pages = {};
+    var state = { pos: Math.min(Math.max(at - 1, 0), Math.max(total - 1, 0)), item: null, busy: false, serial: 0 };
+
+    var reviewer = el("input", { name: "reviewer", type: "text", autocomplete: "name", placeholder: "your name",
+                                 "aria-label": "reviewer" });
+    reviewer.value = localStorage.getItem(REVIEWER_KEY) || "";
+    reviewer.addEventListener("input", function () {
+      if (reviewer.value) localStorage.setItem(REVIEWER_KEY, reviewer.value);
+      else localStorage.removeItem(REVIEWER_KEY);
+    });
+    var progress = el("span", { class: "review-progress" });
+    var where = el("span", { class: "queue-position muted" });
+    var caseBox = el("div", { class: "review-case" });
+    var machine = el("p", { class: "machine-verdict" });
+    var current = el("div", { class: "current-review" });
+    var note = el("textarea", { name: "note", rows: 4, placeholder: "why (optional)", "aria-label": "note" });
+    var passButton = el("button", { type: "button", class: "verdict-pass", text: "Pass (p)" });
+    var failButton = el("button", { type: "button", class: "verdict-fail", text: "Fail (f)" });
+    var prev = el("button", { type: "button", text: "← previous (k)" });
+    var next = el("button", { type: "button", text: "next (n) →" });
+    var status = el("p", { class: "status", role: "status" });
+    var token = el("input", { name: "token", type: "password", autocomplete: "off", "aria-label": "API token" });
+    var tokenForm = el("form", { class: "token-form", hidden: true },
+      el("label", null, "API token ", token),
+      el("button", { type: "submit", class: "primary", text: "Use this token" }),
+      el("span", { class: "muted", text: " kept for this browser tab only, as on the Settings page" }));
+    var keys = el("div", { class: "review-keys panel", hidden: true, role: "note" },
+      el("h4", { text: "Keys" }),
+      el("dl", null, KEYS.map(function (k) { return [el("dt", null, el("kbd", { text: k[0] })), el("dd", { text: k[1] })]; })),
+      el("p", { class: "muted", text: "The keys do nothing while you type in a field." }));
+
+    var side = el("aside", { class: "review-side" },
+      machine, current,
+      el("div", { class: "verdict-buttons" }, passButton, failButton),
+      el("label", { class: "note-label" }, "Note", note),
+      status, tokenForm,
+      el("div", { class: "pager" }, prev, next),
+      el("p", { class: "muted" }, "Press ", el("kbd", { text: "?" }), " for the keys."),
+      keys);
+    show([crumbs([["Runs", "/"], [run.suite + " " + run.id, runHref(run.id)], ["review", null]]),
+          el("h1", null, "Review ", el("span", { class: "mono", text: run.id })),
+          el("div", { class: "toolbar" }, el("label", null, "Reviewer ", reviewer), progress, where),
+          total ? el("div", { class: "review-layout" }, caseBox, side)
+                : el("p", { class: "empty", text: "This run has no stored cases to review." })]);
+    drawProgress();
+    if (!total) return;
+
+    function drawProgress() {
+      progress.textContent = "reviewed " + Object.keys(reviews).length + " of " + total;
+    }
+
+    function locate(pos) {
+      for (var g = 0; g < groups.length; g++) {
+        if (pos < groups[g].count) return { group: g, offset: pos };
+        pos -= groups[g].count;
+      }
+      return null;
+    }
+
+    /* The case at a queue position, fetched a page of one group at a time. */
+    function caseAt(pos) {
+      var spot = locate(pos);
+      var number = Math.floor(spot.offset / QUEUE_PAGE) + 1;
+      var key = spot.group + ":" + number;
+      if (!pages[key]) {
+        pages[key] = api("/api/runs/" + enc(run.id) + "/results" + query({
+          verdict: groups[spot.group].verdicts, sort: "seq", page: number, page_size: QUEUE_PAGE,
+        })).then(function (page) { return page.items; });
+        pages[key].catch(function () { delete pages[key]; });
+      }
+      return pages[key].then(function (items) { return { item: items[spot.offset % QUEUE_PAGE] || null, spot: spot }; });
+    }
+
+    function drawReview() {
+      while (current.firstChild) current.removeChild(current.firstChild);
+      var review = state.item && reviews[state.item.case_id];
+      if (review) {
+        current.appendChild(reviewBox(review));
+        current.appendChild(el("p", { class: "muted", text: "A new verdict replaces this review." }));
+      } else current.appendChild(el("p", { class: "muted", text: "Not reviewed yet." }));
+    }
+
+    /* Show the case at `pos`; moving by hand clears the last verdict's message. */
+    function go(pos, keepStatus) {
+      if (pos < 0 || pos >= total) return;
+      if (!keepStatus && tokenForm.hidden) { status.className = "status"; status.textContent = ""; }
+      var mine = ++state.serial;
+      state.pos = pos;
+      state.item = null;
+      passButton.disabled = failButton.disabled = true;
+      prev.disabled = pos <= 0;
+      next.disabled = pos >= total - 1;
+      window.history.replaceState(null, "", "?at=" + (pos + 1));
+      caseAt(pos).then(function (found) {
+        if (mine !== state.serial) return;
+        var group = groups[found.spot.group];
+        where.textContent = "case " + (pos + 1) + " of " + total + " · " + group.name + " " +
+          (found.spot.offset + 1) + " of " + group.count;
+        while (caseBox.firstChild) caseBox.removeChild(caseBox.firstChild);
+        if (!found.item) {  /* the run changed since the page opened */
+          caseBox.appendChild(el("p", { class: "empty", text: "No case here any more: reload the queue." }));
+          return;
+        }
+        state.item = found.item;
+        if (caseBox.getAttribute("data-case-id") !== null) window.scrollTo(0, 0);  /* a new case reads from its top */
+        caseBox.setAttribute("data-case-id", found.item.case_id);
+        caseBox.appendChild(el("p", null, el("a", { href: caseHref(run.id, found.item.case_id), text: "open the case page" })));
+        caseBox.appendChild(V.casePanel(found.item));
+        while (machine.firstChild) machine.removeChild(machine.firstChild);
+        machine.appendChild(document.createTextNode("The machine said "));
+        machine.appendChild(V.verdictBadge(found.item.verdict));
+        machine.appendChild(document.createTextNode(" (score " + V.score(found.item.score) + ")"));
+        var review = reviews[found.item.case_id];
+        note.value = review ? review.note : "";
+        drawReview();
+        passButton.disabled = failButton.disabled = false;
+      }).catch(function (error) {
+        if (mine !== state.serial) return;
+        while (caseBox.firstChild) caseBox.removeChild(caseBox.firstChild);
+        caseBox.appendChild(failure(error));
+      });
+    }
+
+    function record(verdict) {
+      var item = state.item;
+      if (!item || state.busy) return;
+      state.busy = true;
+      status.className = "status";
+      status.textContent = "recording…";
+      api("/api/runs/" + enc(run.id) + "/results/" + enc(item.case_id) + "/review",
+          { method: "PUT", body: { verdict: verdict, note: note.value, reviewer: reviewer.value } })
+        .then(function (review) {
+          var replaced = Boolean(reviews[item.case_id]);
+          reviews[review.case_id] = review;
+          drawProgress();
+          status.className = "status saved";
+          status.textContent = replaced ? "Replaced the review of " + item.case_id + ": now " + verdict + "."
+                                        : "Recorded " + verdict + " for " + item.case_id + ".";
+          tokenForm.hidden = true;
+          if (state.pos < total - 1) go(state.pos + 1, true);
+          else {
+            drawReview();
+            status.textContent += " That was the last case of the queue.";
+          }
+        }).catch(function (error) {
+          status.className = "status bad";
+          if (error.status === 401 || error.status === 403) {
+            status.textContent = "Not recorded: " + error.message.replace(/\.$/, "") +
+              ". This server needs its API token to record reviews: enter it below, then press the verdict again.";
+            tokenForm.hidden = false;
+            token.focus();
+          } else status.textContent = "Not recorded: " + error.message;
+        }).then(function () { state.busy = false; });
+    }
+
+    passButton.addEventListener("click", function () { record("pass"); });
+    failButton.addEventListener("click", function () { record("fail"); });
+    prev.addEventListener("click", function () { go(state.pos - 1); });
+    next.addEventListener("click", function () { go(state.pos + 1); });
+    token.value = sessionStorage.getItem(TOKEN_KEY) || "";
+    tokenForm.addEventListener("submit", function (event) {
+      event.preventDefault();
+      if (token.value) sessionStorage.setItem(TOKEN_KEY, token.value);
+      else sessionStorage.removeItem(TOKEN_KEY);
+      tokenForm.hidden = true;
+      status.className = "status";
+      status.textContent = "Token set for this tab: press p or f again.";
+      token.blur();
+    });
+    document.addEventListener("keydown", function (event) {
+      if (event.ctrlKey || event.metaKey || event.altKey) return;
+      if (typing(event.target)) {
+        if (event.key === "Escape") event.target.blur();
+        return;
+      }
+      var act = {
+        p: function () { record("pass"); }, f: function () { record("fail"); },
+        n: function () { go(state.pos + 1); }, j: function () { go(state.pos + 1); },
+        k: function () { go(state.pos - 1); }, c: function () { note.focus(); },
+        "?": function () { keys.hidden = !keys.hidden; },
+        Escape: function () { keys.hidden = true; },
+      }[event.key];
+      if (!act) return;
+      event.preventDefault();  /* the `c` that focuses the note is not typed into it */
+      act();
+    });
+    go(state.pos, true);
   }
 
   /* ---- compare -------------------------------------------------------------------------- */
@@ -475,8 +748,10 @@
       .catch(function (error) { main.appendChild(failure(error)); });
   }
 
-  var PAGES = { runs: runsPage, run: runPage, case: casePage, compare: comparePage, settings: settingsPage };
-  var nav = { runs: "runs", run: "runs", case: "runs", compare: "compare", settings: "settings" }[body.dataset.page];
+  var PAGES = { runs: runsPage, run: runPage, case: casePage, review: reviewPage, compare: comparePage,
+                settings: settingsPage };
+  var nav = { runs: "runs", run: "runs", case: "runs", review: "runs", compare: "compare",
+              settings: "settings" }[body.dataset.page];
   var active = document.querySelector('nav.top a[data-nav="' + nav + '"]');
   if (active) active.classList.add("active");
   PAGES[body.dataset.page]();
