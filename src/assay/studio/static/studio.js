@@ -739,7 +739,7 @@
       }).catch(function (error) {
         status.className = "status bad";
         status.textContent = error.status === 401 || error.status === 403
-          ? "Not saved: " + error.message + " Enter the server's API token above."
+          ? "Not saved: " + error.message + ". Enter the server's API token above."
           : "Not saved: " + error.message;
       });
     });
