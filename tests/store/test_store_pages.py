@@ -161,6 +161,7 @@ def test_tags_of_runs_stored_before_revision_0003_are_backfilled(
             )
         )
         conn.execute(text("ALTER TABLE runs DROP COLUMN owner"))  # and before 0005
+        conn.execute(text("DROP TABLE reviews"))  # and before 0006
         conn.execute(text("UPDATE alembic_version SET version_num = '0002'"))
     engine.dispose()
     with open_store(db_path) as store:
