@@ -206,6 +206,7 @@ def _check_test(
         expected_output=test.expected_output,
         context=tuple(test.context),
         has_expected_tool_calls=bool(test.expected_tool_calls),
+        expected_context_ids=tuple(test.expected_context_ids),
         suite_dir=suite_dir,
     )
     for grader, grader_path in graders:

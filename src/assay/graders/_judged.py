@@ -35,12 +35,13 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def test_values(ctx: GradingContext) -> dict[str, JSON]:
-    """The SPEC §2 template variables of a case."""
+    """The SPEC §2 template variables of a case, and the passages its target retrieved."""
     return {
         "input": ctx.input,
         "output": ctx.output,
         "expected_output": ctx.expected_output,
         "context": list(ctx.context),
+        "retrieved_context": [p.text for p in ctx.retrieved if p.text],
         "metadata": dict(ctx.metadata),
     }
 

@@ -218,13 +218,26 @@ def _io(case: CaseResult) -> Iterator[str]:
         parts.append(("input", text))
     if case.output is not None:
         parts.append(("output", case.output))
+    if case.context:
+        parts.append(("retrieved context", _passages(case)))
     if not parts:
         return
-    names = " and ".join(name for name, _ in parts)
+    shown = [name for name, _ in parts]
+    names = ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
     yield f"<details><summary>{names}</summary>\n\n"
     for name, text in parts:
         yield f"**{name}**\n\n{fence(shorten(text, IO_SHOWN))}\n\n"
     yield "</details>\n\n"
+
+
+def _passages(case: CaseResult) -> str:
+    """The passages the target retrieved, one numbered line each, with their id and score."""
+    lines = []
+    for i, passage in enumerate(case.context, start=1):
+        label = f" {passage.id}" if passage.id is not None else ""
+        score = f" (score {passage.score:g})" if passage.score is not None else ""
+        lines.append(f"[{i}]{label}{score} {passage.text}".rstrip())
+    return "\n".join(lines)
 
 
 def _json(value: object) -> str:
