@@ -15,6 +15,7 @@ from assay.graders.agent_judge import AgentJudge
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
 from assay.graders.factuality import Factuality
+from assay.graders.faithfulness import Faithfulness
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
@@ -54,6 +55,7 @@ __all__ = [
     "ExpectedCall",
     "ExpectedOutcomes",
     "Factuality",
+    "Faithfulness",
     "FieldAccuracy",
     "Format",
     "Grader",

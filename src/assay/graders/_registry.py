@@ -20,6 +20,7 @@ from assay.graders.agent_judge import AgentJudge
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
 from assay.graders.factuality import Factuality
+from assay.graders.faithfulness import Faithfulness
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
@@ -69,6 +70,7 @@ GraderSpec = Annotated[
     | ToolTrajectory
     | Format
     | Factuality
+    | Faithfulness
     | Tone
     | CodeGrader
     | LlmGrader
@@ -102,6 +104,7 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         ToolTrajectory,
         Format,
         Factuality,
+        Faithfulness,
         Tone,
         CodeGrader,
         LlmGrader,
