@@ -90,7 +90,7 @@ def test_i26_2_an_output_without_claims_is_faithful(output: str) -> None:
 def test_i26_2_no_passages_at_all_is_an_error_not_a_zero() -> None:
     result = faithful("Refunds are accepted within 30 days.", passages=[])
     assert (result.score, result.verdict) == (None, "error")
-    assert result.error is not None and "there are none" in result.error.message
+    assert result.error is not None and "and there are none" in result.error.message
 
 
 def test_i26_2_unicode_claims() -> None:

@@ -15,11 +15,13 @@ from assay.graders.agent_judge import AgentJudge
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
 from assay.graders.factuality import Factuality
+from assay.graders.context_judged import AnswerRelevancy, ContextPrecision, ContextRecall
 from assay.graders.faithfulness import Faithfulness
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
 from assay.graders.outcomes import ExpectedOutcomes, outcome_results
+from assay.graders.retrieval import Retrieval
 from assay.graders.rubric import RubricItem, RubricItems, Rubrics
 from assay.graders.similarity import Rouge, Similarity
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
@@ -42,12 +44,15 @@ __all__ = [
     "BUILTIN_GRADERS",
     "GRADER_PLUGINS",
     "AgentJudge",
+    "AnswerRelevancy",
     "CodeGrader",
     "CompiledPattern",
     "Composite",
     "Contains",
     "ContainsAll",
     "ContainsAny",
+    "ContextPrecision",
+    "ContextRecall",
     "Cost",
     "EndsWith",
     "Equals",
@@ -69,6 +74,7 @@ __all__ = [
     "LlmGrader",
     "Measurement",
     "Regex",
+    "Retrieval",
     "Rouge",
     "RubricItem",
     "RubricItems",

@@ -20,10 +20,12 @@ from assay.graders.agent_judge import AgentJudge
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
 from assay.graders.factuality import Factuality
+from assay.graders.context_judged import AnswerRelevancy, ContextPrecision, ContextRecall
 from assay.graders.faithfulness import Faithfulness
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
+from assay.graders.retrieval import Retrieval
 from assay.graders.rubric import Rubrics
 from assay.graders.similarity import Rouge, Similarity
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
@@ -71,6 +73,10 @@ GraderSpec = Annotated[
     | Format
     | Factuality
     | Faithfulness
+    | Retrieval
+    | ContextPrecision
+    | ContextRecall
+    | AnswerRelevancy
     | Tone
     | CodeGrader
     | LlmGrader
@@ -105,6 +111,10 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         Format,
         Factuality,
         Faithfulness,
+        Retrieval,
+        ContextPrecision,
+        ContextRecall,
+        AnswerRelevancy,
         Tone,
         CodeGrader,
         LlmGrader,

@@ -13,36 +13,17 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from assay.errors import GraderError
 from assay.graders._base import GradingContext, Measurement
 from assay.graders._claims import ClaimLabel, JudgeLabeller
 from assay.graders._details import detail
 from assay.graders._judged import JudgedGrader
+from assay.graders._retrieved import passages_of
 from assay.graders.factuality import label_shallow, score_claims
 from assay.judge import JudgeError
 
-__all__ = ["Faithfulness", "faithfulness_references"]
+__all__ = ["Faithfulness"]
 
 NO_CLAIMS = "the output makes no checkable claims, so none is unsupported"
-
-
-def faithfulness_references(ctx: GradingContext) -> tuple[list[str], str]:
-    """The passages the claims are checked against, and what they are: the retrieved ones,
-    else the test's static `context` (a suite that lists its passages by hand).
-
-    Raises:
-        GraderError: The target retrieved nothing and the test has no static context.
-    """
-    retrieved = [p.text for p in ctx.retrieved if p.text.strip()]
-    if retrieved:
-        return retrieved, f"{len(retrieved)} retrieved passage{'s' if len(retrieved) > 1 else ''}"
-    if ctx.context:
-        return list(ctx.context), "the test's static context (the target retrieved no passage)"
-    raise GraderError(
-        "faithfulness checks the output against the passages the target retrieved, and there "
-        "are none: return `context` from the target (a list of strings or {id, text, score}) "
-        "or give the test a static `context`"
-    )
 
 
 class Faithfulness(JudgedGrader):
@@ -74,7 +55,7 @@ class Faithfulness(JudgedGrader):
         return self.depth == "deep"
 
     async def measure(self, ctx: GradingContext) -> Measurement:
-        references, source = faithfulness_references(ctx)
+        references, source = passages_of(ctx, "faithfulness")
         depth, note = self.depth, ""
         spend: JudgeError | None = None
         judge: JudgeLabeller | None = None
