@@ -14,8 +14,8 @@ from assay.graders._registry import (
 from assay.graders.agent_judge import AgentJudge
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
-from assay.graders.factuality import Factuality
 from assay.graders.context_judged import AnswerRelevancy, ContextPrecision, ContextRecall
+from assay.graders.factuality import Factuality
 from assay.graders.faithfulness import Faithfulness
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader

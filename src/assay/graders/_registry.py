@@ -19,8 +19,8 @@ from assay.graders._base import Grader
 from assay.graders.agent_judge import AgentJudge
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
-from assay.graders.factuality import Factuality
 from assay.graders.context_judged import AnswerRelevancy, ContextPrecision, ContextRecall
+from assay.graders.factuality import Factuality
 from assay.graders.faithfulness import Faithfulness
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader

@@ -137,7 +137,7 @@ def _details(
                 expected=ident,
                 actual=actual,
                 message=message,
-            )  # fmt: skip
+            )
         )
     cut = ranked[:k] if k is not None else ranked
     for rank, ident in enumerate(cut, start=1):
