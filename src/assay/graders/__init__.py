@@ -23,6 +23,7 @@ from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLim
 from assay.graders.outcomes import ExpectedOutcomes, outcome_results
 from assay.graders.retrieval import Retrieval
 from assay.graders.rubric import RubricItem, RubricItems, Rubrics
+from assay.graders.semantic import SemanticSimilarity
 from assay.graders.similarity import Rouge, Similarity
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
@@ -79,6 +80,7 @@ __all__ = [
     "RubricItem",
     "RubricItems",
     "Rubrics",
+    "SemanticSimilarity",
     "Similarity",
     "StartsWith",
     "TestFacts",

@@ -27,6 +27,7 @@ from assay.graders.llm import LlmGrader
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
 from assay.graders.retrieval import Retrieval
 from assay.graders.rubric import Rubrics
+from assay.graders.semantic import SemanticSimilarity
 from assay.graders.similarity import Rouge, Similarity
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
@@ -77,6 +78,7 @@ GraderSpec = Annotated[
     | ContextPrecision
     | ContextRecall
     | AnswerRelevancy
+    | SemanticSimilarity
     | Tone
     | CodeGrader
     | LlmGrader
@@ -115,6 +117,7 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         ContextPrecision,
         ContextRecall,
         AnswerRelevancy,
+        SemanticSimilarity,
         Tone,
         CodeGrader,
         LlmGrader,

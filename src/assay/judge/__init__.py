@@ -5,6 +5,7 @@ custom template, untrusted fields in nonce-delimited blocks) and a pydantic repl
 """
 
 from assay.judge._client import INVALID_REPLY_RETRIES, JudgeClient, JudgeError, Judgement
+from assay.judge._embeddings import EmbeddingClient, Vectors
 from assay.judge._hardening import SYSTEM_RULES, block, neutralise, new_nonce
 from assay.judge._pool import JudgePool, NoJudgeError
 from assay.judge._schema import Entry, extract_json, keyed_schema, strict_schema
@@ -23,6 +24,7 @@ __all__ = [
     "SYSTEM_RULES",
     "TEST_FIELDS",
     "UNTRUSTED_FIELDS",
+    "EmbeddingClient",
     "Entry",
     "JudgeClient",
     "JudgeError",
@@ -32,6 +34,7 @@ __all__ = [
     "NoJudgeError",
     "PromptTemplate",
     "RenderedPrompt",
+    "Vectors",
     "block",
     "builtin",
     "extract_json",

@@ -5,8 +5,9 @@ from __future__ import annotations
 from assay._concurrency import AdaptiveLimiter
 from assay.cache import ResponseCache
 from assay.judge._client import JudgeClient
+from assay.judge._embeddings import EmbeddingClient
 from assay.judge._spec import JudgeSpec, merge_judges
-from assay.providers import RetryPolicy
+from assay.providers import ProviderConfig, RetryPolicy
 
 __all__ = ["JudgePool", "NoJudgeError"]
 
@@ -43,6 +44,7 @@ class JudgePool:
         self.limiter = AdaptiveLimiter(concurrency)
         self.retry = retry
         self._clients: dict[str, JudgeClient] = {}
+        self._embedders: dict[ProviderConfig, EmbeddingClient] = {}
         self._default: JudgeClient | None = None
         """The client of graders without judge settings of their own (most of them), kept
         so a judge call does not merge and serialise the settings again."""
@@ -75,8 +77,22 @@ class JudgePool:
             self._default = client
         return client
 
+    def embedder(self, config: ProviderConfig) -> EmbeddingClient:
+        """The embeddings client of one provider endpoint (`semantic-similarity`), sharing the
+        run's cache, retry policy and judge concurrency limit."""
+        client = self._embedders.get(config)
+        if client is None:
+            client = EmbeddingClient(
+                config, cache=self.cache, limiter=self.limiter, retry=self.retry or RetryPolicy()
+            )
+            self._embedders[config] = client
+        return client
+
     async def close(self) -> None:
         """Close every client's connections."""
         clients, self._clients, self._default = list(self._clients.values()), {}, None
         for client in clients:
             await client.close()
+        embedders, self._embedders = list(self._embedders.values()), {}
+        for embedder in embedders:
+            await embedder.close()
