@@ -140,11 +140,11 @@ def _details(
             )
         )
     cut = ranked[:k] if k is not None else ranked
-    for rank, ident in enumerate(cut, start=1):
-        if ident is not None and ranks.get(ident) == rank:
+    for rank, got in enumerate(cut, start=1):
+        if got is not None and ranks.get(got) == rank:
             continue
-        why = "a repeat of a passage ranked higher" if ident in ranks else "not an expected id"
-        shown = ident if ident is not None else "(no id)"
+        why = "a repeat of a passage ranked higher" if got in ranks else "not an expected id"
+        shown = got if got is not None else "(no id)"
         details.append(
             detail(f"retrieval.rank[{rank}]", False, actual=shown, message=f"irrelevant: {why}")
         )
