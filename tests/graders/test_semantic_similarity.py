@@ -112,7 +112,9 @@ def test_i26_4_the_grader_may_name_its_own_provider_and_model() -> None:
 def test_i26_4_without_a_provider_it_is_an_error_not_a_zero() -> None:
     result = _grade({}, REFERENCE, JudgePool())
     assert (result.score, result.verdict) == (None, "error")
-    assert result.error is not None and "needs an embeddings provider" in result.error.message
+    assert (
+        result.error is not None and "semantic-similarity needs a provider" in result.error.message
+    )
 
 
 @pytest.mark.parametrize(("output", "score"), [("", 0.0), ("   ", 0.0)])

@@ -20,7 +20,9 @@ from assay.graders.faithfulness import Faithfulness
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
+from assay.graders.moderation import Moderation
 from assay.graders.outcomes import ExpectedOutcomes, outcome_results
+from assay.graders.pii import Pii
 from assay.graders.retrieval import Retrieval
 from assay.graders.rubric import RubricItem, RubricItems, Rubrics
 from assay.graders.semantic import SemanticSimilarity
@@ -74,6 +76,8 @@ __all__ = [
     "Latency",
     "LlmGrader",
     "Measurement",
+    "Moderation",
+    "Pii",
     "Regex",
     "Retrieval",
     "Rouge",

@@ -25,6 +25,8 @@ from assay.graders.faithfulness import Faithfulness
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
+from assay.graders.moderation import Moderation
+from assay.graders.pii import Pii
 from assay.graders.retrieval import Retrieval
 from assay.graders.rubric import Rubrics
 from assay.graders.semantic import SemanticSimilarity
@@ -79,6 +81,8 @@ GraderSpec = Annotated[
     | ContextRecall
     | AnswerRelevancy
     | SemanticSimilarity
+    | Pii
+    | Moderation
     | Tone
     | CodeGrader
     | LlmGrader
@@ -118,6 +122,8 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         ContextRecall,
         AnswerRelevancy,
         SemanticSimilarity,
+        Pii,
+        Moderation,
         Tone,
         CodeGrader,
         LlmGrader,

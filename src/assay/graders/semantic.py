@@ -17,13 +17,13 @@ from pydantic import Field, field_validator
 from assay.errors import GraderError
 from assay.graders._base import Grader, GradingContext, Measurement, TestFacts
 from assay.graders._details import detail
-from assay.providers import ProviderConfig, check_preset
+from assay.graders._provider_config import grader_provider, required_provider
+from assay.providers import check_preset
 from assay.results import JSON
 
 __all__ = ["DEFAULT_EMBEDDING_MODEL", "SemanticSimilarity", "cosine"]
 
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
-_DEFAULT_TIMEOUT_S = 120.0
 
 
 def cosine(a: list[float], b: list[float]) -> float:
@@ -82,12 +82,21 @@ class SemanticSimilarity(Grader):
             raise GraderError("semantic-similarity needs `value` or the test's expected_output")
         if not ctx.output.strip() or not reference.strip():
             return _blank(ctx.output, reference)
-        config = self._config(ctx)
-        assert ctx.judges is not None  # _config raised otherwise
-        vectors = await ctx.judges.embedder(config).embed(self.model, [ctx.output, reference])
+        calls = required_provider(
+            ctx,
+            grader_provider(
+                ctx,
+                provider=self.provider,
+                base_url=self.base_url,
+                api_key_env=self.api_key_env,
+                who=f"semantic-similarity {self.model}",
+            ),
+            "semantic-similarity",
+        )
+        vectors = await calls.embed(self.model, [ctx.output, reference])
         raw = cosine(vectors.vectors[0], vectors.vectors[1])
         score = min(max(raw, 0.0), 1.0)
-        message = f"cosine {raw:.4f} with {config.provider} {self.model}"
+        message = f"cosine {raw:.4f} with {calls.config.provider} {self.model}"
         passed = score >= (self.min_score if self.min_score is not None else ctx.threshold)
         return Measurement(
             score=score,
@@ -99,40 +108,6 @@ class SemanticSimilarity(Grader):
             ],
             token_usage=vectors.token_usage,
             judge_model=self.model,
-        )
-
-    def _config(self, ctx: GradingContext) -> ProviderConfig:
-        """Where the embeddings come from: this grader's provider, else the judge's.
-
-        Raises:
-            GraderError: Neither the grader nor the run names a provider.
-        """
-        judge = ctx.judges.resolve(None) if ctx.judges is not None else None
-        if ctx.judges is None or (self.provider is None and judge is None):
-            raise GraderError(
-                "semantic-similarity needs an embeddings provider: set `provider:` (and "
-                "`base_url:` for a local server) on the grader, or configure a judge "
-                "(`judge: {model: ...}`), whose provider it then uses"
-            )
-        provider = self.provider or (judge.resolved_provider if judge else "openai")
-        same = judge is not None and provider == judge.resolved_provider
-        base_url = self.base_url or (judge.base_url if same and judge else None)
-        if self.api_key_env is not None:
-            key_env: str | None = self.api_key_env or None
-        elif same and judge is not None:
-            key_env = judge.resolved_api_key_env
-        else:
-            from assay.providers import preset_named
-
-            key_env = preset_named(provider).api_key_env
-        return ProviderConfig(
-            provider=provider,
-            base_url=base_url,
-            api_key_env=key_env,
-            timeout_s=(judge.timeout_s if same and judge else None) or _DEFAULT_TIMEOUT_S,
-            who=f"semantic-similarity {self.model}",
-            key_optional=bool(base_url),
-            purpose="judge",
         )
 
 

@@ -5,9 +5,9 @@ custom template, untrusted fields in nonce-delimited blocks) and a pydantic repl
 """
 
 from assay.judge._client import INVALID_REPLY_RETRIES, JudgeClient, JudgeError, Judgement
-from assay.judge._embeddings import EmbeddingClient, Vectors
 from assay.judge._hardening import SYSTEM_RULES, block, neutralise, new_nonce
 from assay.judge._pool import JudgePool, NoJudgeError
+from assay.judge._provider_calls import ProviderCalls, Vectors
 from assay.judge._schema import Entry, extract_json, keyed_schema, strict_schema
 from assay.judge._spec import JudgeSpec, judge_from_env, merge_judges
 from assay.judge._templates import (
@@ -24,7 +24,6 @@ __all__ = [
     "SYSTEM_RULES",
     "TEST_FIELDS",
     "UNTRUSTED_FIELDS",
-    "EmbeddingClient",
     "Entry",
     "JudgeClient",
     "JudgeError",
@@ -33,6 +32,7 @@ __all__ = [
     "Judgement",
     "NoJudgeError",
     "PromptTemplate",
+    "ProviderCalls",
     "RenderedPrompt",
     "Vectors",
     "block",
