@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import write
 from tests.graders._grading import error_of
 from tests.graders._judging import grade_judged
 
+from assay import EvalConfig, evaluate
 from assay.cache import ResponseCache
+from assay.errors import ConfigError
 from assay.judge import JudgePool, JudgeSpec
 from assay.results import GraderResult
 from assay.testing import FakeOpenAIServer
@@ -148,3 +151,25 @@ def test_i26_5_a_megabyte_output() -> None:
 def test_i26_5_options_are_validated() -> None:
     assert "at least 1 item" in error_of({"type": "moderation", "categories": []})
     assert "unknown provider" in error_of({"type": "moderation", "provider": "nope"})
+
+
+def test_i26_5_a_suite_without_any_judge_or_provider_fails_before_any_case_runs(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path / "s.eval.yaml",
+        "name: s\ntarget: {type: fake, default: ok}\n"
+        "tests:\n  - id: t\n    input: q\n    expected_output: a\n    assertions:\n"
+        "      - {type: moderation}\n"
+        "      - {type: semantic-similarity}\n"
+        "      - {type: moderation, method: endpoint, provider: openai, name: own}\n"
+        "      - {type: semantic-similarity, provider: ollama, name: own-embeddings}\n",
+    )
+    with pytest.raises(ConfigError) as info:
+        evaluate(path, config=EvalConfig(store=False, cache_mode="off"))
+    assert [
+        str(i).split(": needs an LLM judge and none is configured")[0] for i in info.value.issues
+    ] == [
+        "s.eval.yaml:8 tests[0].assertions[0]",
+        "s.eval.yaml:9 tests[0].assertions[1]",
+    ]

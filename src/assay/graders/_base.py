@@ -196,6 +196,13 @@ class Grader(StrictModel, ABC):
         return False
 
     @property
+    def wants_default_judge(self) -> bool:
+        """Whether grading relies on the run's judge (its model, or its provider for the
+        embeddings and moderation calls) and this grader names none of its own: a suite using
+        it without any judge configured is a configuration error when it loads."""
+        return False
+
+    @property
     def display_name(self) -> str:
         """The name reports show: `name`, or the type."""
         return self.name or self.type

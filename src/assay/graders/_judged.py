@@ -85,6 +85,11 @@ class JudgedGrader(Grader):
         """Judged graders are asked again when a borderline case is re-judged."""
         return True
 
+    @property
+    def wants_default_judge(self) -> bool:
+        """A grader that needs a judge and does not name its own model uses the run's."""
+        return self.requires_judge and (self.judge is None or self.judge.model is None)
+
     def problem_with_test(self, test: TestFacts) -> str | None:
         """A prompt file that is missing or is not a valid template, as a located error."""
         if self.prompt is None:

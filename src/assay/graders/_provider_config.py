@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from assay.errors import GraderError
 from assay.graders._base import GradingContext
-from assay.judge import ProviderCalls
+from assay.judge import JudgeSpec, ProviderCalls
 from assay.providers import ProviderConfig, preset_named
 
 __all__ = ["DEFAULT_TIMEOUT_S", "grader_provider", "required_provider"]
@@ -16,15 +16,16 @@ DEFAULT_TIMEOUT_S = 120.0
 def grader_provider(
     ctx: GradingContext,
     *,
+    own: JudgeSpec | None = None,
     provider: str | None,
     base_url: str | None,
     api_key_env: str | None,
     who: str,
 ) -> ProviderConfig | None:
-    """The endpoint of `provider` (a preset name), else of the run's judge; None when neither
-    is set. The judge's `base_url` and key variable apply when the provider is the judge's;
+    """The endpoint of `provider` (a preset name), else of the judge (`own` settings over the
+    run's); None when neither is set. The judge's `base_url` and key variable apply when the provider is the judge's;
     the grader's own `base_url` / `api_key_env` ("" for none) always win."""
-    judge = ctx.judges.resolve(None) if ctx.judges is not None else None
+    judge = ctx.judges.resolve(own) if ctx.judges is not None else None
     if provider is None and judge is None:
         return None
     name = provider or (judge.resolved_provider if judge is not None else "openai")

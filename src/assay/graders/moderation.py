@@ -95,9 +95,12 @@ class Moderation(JudgedGrader):
         return value if value is None else check_preset(value)
 
     @property
-    def requires_judge(self) -> bool:
-        """Only `method: judge` makes a judge a must when the suite loads."""
-        return self.method == "judge"
+    def wants_default_judge(self) -> bool:
+        """Without a judge model of its own it needs the run's: for the judged check
+        (`method: judge`), and for the endpoint's provider when it names none."""
+        if self.judge is not None and self.judge.model is not None:
+            return False
+        return self.method == "judge" or self.provider is None
 
     async def measure(self, ctx: GradingContext) -> Measurement:
         if not ctx.output.strip():
@@ -106,6 +109,7 @@ class Moderation(JudgedGrader):
         if self.method != "judge":
             config = grader_provider(
                 ctx,
+                own=self.judge,
                 provider=self.provider,
                 base_url=self.base_url,
                 api_key_env=self.api_key_env,

@@ -67,6 +67,11 @@ class SemanticSimilarity(Grader):
         """Embedding requests wait on the network."""
         return True
 
+    @property
+    def wants_default_judge(self) -> bool:
+        """Without a `provider` of its own it embeds with the judge's provider."""
+        return self.provider is None
+
     def problem_with_test(self, test: TestFacts) -> str | None:
         """Without `value`, the test's expected output is the reference."""
         if self.value is not None or test.expected_output is not None:
