@@ -23,8 +23,8 @@ def grader_provider(
     who: str,
 ) -> ProviderConfig | None:
     """The endpoint of `provider` (a preset name), else of the judge (`own` settings over the
-    run's); None when neither is set. The judge's `base_url` and key variable apply when the provider is the judge's;
-    the grader's own `base_url` / `api_key_env` ("" for none) always win."""
+    run's); None when neither is set. The judge's `base_url` and key variable apply when the
+    provider is the judge's; the grader's own `base_url` / `api_key_env` ("" for none) win."""
     judge = ctx.judges.resolve(own) if ctx.judges is not None else None
     if provider is None and judge is None:
         return None
