@@ -148,3 +148,20 @@ def test_i26_2_deep_without_a_judge_falls_back_to_shallow_and_says_so() -> None:
     assert result.score == 1.0
     assert result.fallback == "deep faithfulness → shallow: no judge configured"
     assert result.reasoning.endswith("depth deep fell back to shallow: no judge configured")
+
+
+def test_i26_2_deep_with_a_failing_judge_falls_back_to_shallow_and_keeps_the_spend() -> None:
+    output = "Refunds are accepted within 30 days."
+    with FakeOpenAIServer(judge={"claims": CLAIMS}, faults={"500": 1.0}) as server:
+        result = grade_judged(
+            {"type": "faithfulness", "depth": "deep", "judge": {"max_retries": 0}},
+            output,
+            server,
+            target_output=_retrieved(output, PASSAGES),
+        )
+    assert (result.score, result.verdict, result.error) == (1.0, "pass", None)
+    assert result.fallback is not None
+    assert result.fallback.startswith(
+        "deep faithfulness → shallow: judge failed: judge judge-model"
+    )
+    assert result.judge_model == "judge-model"
