@@ -19,6 +19,7 @@ from assay.report._failures import (
     failed_outcomes,
     score_text,
 )
+from assay.report._passages import passages_text
 from assay.results import (
     CaseResult,
     GraderResult,
@@ -219,7 +220,7 @@ def _io(case: CaseResult) -> Iterator[str]:
     if case.output is not None:
         parts.append(("output", case.output))
     if case.context:
-        parts.append(("retrieved context", _passages(case)))
+        parts.append(("retrieved context", passages_text(case.context)))
     if not parts:
         return
     shown = [name for name, _ in parts]
@@ -228,16 +229,6 @@ def _io(case: CaseResult) -> Iterator[str]:
     for name, text in parts:
         yield f"**{name}**\n\n{fence(shorten(text, IO_SHOWN))}\n\n"
     yield "</details>\n\n"
-
-
-def _passages(case: CaseResult) -> str:
-    """The passages the target retrieved, one numbered line each, with their id and score."""
-    lines = []
-    for i, passage in enumerate(case.context, start=1):
-        label = f" {passage.id}" if passage.id is not None else ""
-        score = f" (score {passage.score:g})" if passage.score is not None else ""
-        lines.append(f"[{i}]{label}{score} {passage.text}".rstrip())
-    return "\n".join(lines)
 
 
 def _json(value: object) -> str:
