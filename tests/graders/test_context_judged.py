@@ -157,3 +157,36 @@ def test_i26_3_a_megabyte_of_passages_is_judged() -> None:
     result, user, _ = _judged("context-precision", _verdicts(True), [big])
     assert time.perf_counter() - started < 30.0
     assert result.score == 1.0 and len(user) > 1_000_000
+
+
+def test_i26_3_context_recall_passes_when_every_statement_is_in_the_passages() -> None:
+    reply = {"statements": [{"statement": "Refunds: 30 days.", "attributed": True, "reason": "1"}]}
+    result, _, _ = _judged("context-recall", reply, [POLICY])
+    assert (result.score, result.verdict, result.hits) == (
+        1.0,
+        "pass",
+        ["1 of 1 statements in the passages"],
+    )
+
+
+GOOD_RELEVANCY = {"score": 0.9, "reasoning": "answers", "off_topic": [], "unanswered": []}
+RECALLED = {"statements": [{"statement": "返金は30日です。", "attributed": True, "reason": "ok"}]}
+
+
+@pytest.mark.parametrize(
+    ("kind", "reply"), [("answer-relevancy", GOOD_RELEVANCY), ("context-recall", RECALLED)]
+)
+def test_i26_3_unicode_and_megabyte_texts_reach_the_judge(kind: str, reply: dict[str, Any]) -> None:
+    unicode_output = "返金は30日以内です。Rückerstattung ✓"
+    result, user, _ = _judged(
+        kind, reply, ["返金は30日以内です。"], output=unicode_output, expected="返金は30日です。"
+    )
+    assert result.score is not None and result.score >= 0.9
+    assert ("返金は30日" in user) and (
+        unicode_output in user if kind == "answer-relevancy" else True
+    )
+    big = "Refunds are accepted within 30 days. " * 28_000
+    started = time.perf_counter()
+    result, user, _ = _judged(kind, reply, [big], output=big)
+    assert time.perf_counter() - started < 30.0
+    assert result.score is not None and len(user) > 1_000_000
