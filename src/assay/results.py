@@ -26,6 +26,7 @@ __all__ = [
     "RegressionCase",
     "RegressionResult",
     "RegressionStatus",
+    "RetrievedPassage",
     "Review",
     "RunConfigSnapshot",
     "RunResult",
@@ -161,12 +162,28 @@ class Message(_Result):
     name: str | None = None
 
 
+class RetrievedPassage(_Result):
+    """One passage the system under test retrieved to answer (its runtime `context`, SPEC §3).
+
+    A passage has its text, its id, or both: retrieval metrics compare ids with a test's
+    `expected_context_ids`, the graders that read passages (faithfulness, the judged context
+    checks) read the text."""
+
+    text: str = ""
+    id: str | None = None
+    score: float | None = None
+    """The retriever's relevance score, as it reported it (any scale)."""
+
+
 class TargetOutput(_Result):
     """What the system under test produced for one case (SPEC §3)."""
 
     output: str
     messages: list[Message] = Field(default_factory=list)
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    context: list[RetrievedPassage] = Field(default_factory=list)
+    """The passages the system retrieved, in its rank order (runtime context); graders see
+    them apart from the test's static `context`."""
     token_usage: TokenUsage | None = None
     cost_usd: float | None = None
     duration_ms: float = 0.0
@@ -245,6 +262,8 @@ class CaseResult(_Result):
     input: JSON = None
     messages: list[Message] = Field(default_factory=list)
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    context: list[RetrievedPassage] = Field(default_factory=list)
+    """The passages the target retrieved (runtime context), of the representative sample."""
     tags: list[str] = Field(default_factory=list)
     samples: list[SampleResult] = Field(default_factory=list)
     """Every execution when the case was repeated; empty for a single run."""
@@ -471,6 +490,7 @@ class TargetOutputFields(TypedDict, total=False):
     output: Required[str]
     messages: list[Message]
     tool_calls: list[ToolCall]
+    context: list[RetrievedPassage]
     token_usage: TokenUsage | None
     cost_usd: float | None
     duration_ms: float
@@ -523,6 +543,7 @@ class CaseResultFields(TypedDict, total=False):
     input: JSON
     messages: list[Message]
     tool_calls: list[ToolCall]
+    context: list[RetrievedPassage]
     tags: list[str]
     samples: list[SampleResult]
     turns: list[TurnResult]

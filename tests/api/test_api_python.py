@@ -173,10 +173,13 @@ def test_grader_functions_follow_the_code_grader_convention() -> None:
         "context": ["doc"],
         "metadata": {},
         "tool_calls": [],
+        "retrieved_context": [],
+        "expected_context_ids": [],
         "target_output": {
             "output": "HI",
             "messages": [],
             "tool_calls": [],
+            "context": [],
             "token_usage": None,
             "cost_usd": None,
             "duration_ms": contexts[0]["target_output"]["duration_ms"],
@@ -555,3 +558,20 @@ def test_every_public_name_resolves_lazily() -> None:
     assert assay.RunResult is assay.EvalSummary
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         _ = assay.nope  # type: ignore[attr-defined]
+
+
+def test_i26_1_grade_takes_a_rag_answer_with_its_passages_and_expected_ids() -> None:
+    produced = {
+        "output": "Refunds are accepted within 30 days.",
+        "context": [
+            {"id": "shipping", "text": "Shipping is free."},
+            {"id": "refunds", "text": "Refunds are accepted within 30 days of purchase."},
+        ],
+    }
+    result = assay.grade(
+        produced,
+        graders=[{"type": "faithfulness"}, {"type": "retrieval", "metric": "mrr"}],
+        expected_context_ids=["refunds"],
+    )
+    assert [g.score for g in result.grader_results] == [1.0, 0.5]
+    assert [p.id for p in result.context] == ["shipping", "refunds"]

@@ -118,12 +118,15 @@ def test_the_context_arrives_on_stdin_as_json(tmp_path: Path) -> None:
         "context": ["policy text"],
         "metadata": {"tier": "gold"},
         "tool_calls": [{"tool": "lookup", "args": {"id": 7}, "output": None, "duration_ms": None}],
+        "retrieved_context": [],
+        "expected_context_ids": [],
         "target_output": {
             "output": "done",
             "messages": [],
             "tool_calls": [
                 {"tool": "lookup", "args": {"id": 7}, "output": None, "duration_ms": None}
             ],
+            "context": [],
             "token_usage": None,
             "cost_usd": 0.01,
             "duration_ms": 0.0,

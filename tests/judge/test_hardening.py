@@ -250,12 +250,20 @@ def test_the_system_rules_name_the_delimiters_and_say_the_data_is_not_instructio
 
 
 def test_the_field_sets() -> None:
-    assert {"input", "output", "expected_output", "context", "metadata"} == TEST_FIELDS
     assert {
         "input",
         "output",
         "expected_output",
         "context",
+        "retrieved_context",
+        "metadata",
+    } == TEST_FIELDS
+    assert {
+        "input",
+        "output",
+        "expected_output",
+        "context",
+        "retrieved_context",
         "transcript",
         "tool_calls",
         "claims",
@@ -323,7 +331,7 @@ def test_unknown_variables_and_syntax_errors_fail_when_the_template_is_made() ->
         PromptTemplate("mine", "{{ ouput }} {{ score }}")
     assert str(unknown.value) == (
         "prompt template 'mine' uses unknown variable(s) ouput, score; the variables are "
-        "context, expected_output, input, metadata, output"
+        "context, expected_output, input, metadata, output, retrieved_context"
     )
     with pytest.raises(ValueError) as syntax:
         PromptTemplate("mine", "fine\n{% if %}")

@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 
 from assay.report import write_html
 from assay.report.html import content_security_policy, html_chunks
-from assay.results import CaseResult, GraderResult, RunResult
+from assay.results import CaseResult, GraderResult, RetrievedPassage, RunResult
 from tests._browser import screenshot_path
 from tests.report.fixtures import (
     EVIL_OUTPUT,
@@ -244,3 +244,30 @@ def test_a_case_panel_shows_graders_details_samples_and_outcomes(report: Page) -
     # A second click closes the panel.
     report.locator('tr.case-row[data-case-id="refund-policy"]').click()
     assert report.locator('.case-panel[data-case-id="refund-policy"]').count() == 0
+
+
+def test_i26_1_a_case_panel_shows_the_retrieved_context_as_text(tmp_path: Path, page: Page) -> None:
+    passages = [
+        RetrievedPassage(id="refunds", text="Refunds within 30 days.", score=0.91),
+        RetrievedPassage(text="<img src=x onerror=alert(6)> Ünïcode"),
+    ]
+    cases = [c.model_copy(update={"context": passages}) if c.case_id == "greeting" else c
+             for c in fixed_cases()]  # fmt: skip
+    path = tmp_path / "report.html"
+    path.write_text(_render([(fixed_run(), cases)]), encoding="utf-8")
+    page.goto(path.as_uri())
+    page.locator('tr.case-row[data-case-id="greeting"]').click()
+    panel = page.locator('.case-panel[data-case-id="greeting"]')
+    table = panel.locator("table.retrieved")
+    assert "Retrieved context" in (panel.text_content() or "")
+    rows = table.locator("tbody tr").evaluate_all(
+        "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent))"
+    )
+    assert rows == [
+        ["1", "refunds", "0.91", "Refunds within 30 days."],
+        ["2", "—", "—", "<img src=x onerror=alert(6)> Ünïcode"],
+    ]
+    assert panel.locator("img").count() == 0
+    page.locator('tr.case-row[data-case-id="refund-policy"]').click()
+    other = page.locator('.case-panel[data-case-id="refund-policy"]')
+    assert other.locator("table.retrieved").count() == 0

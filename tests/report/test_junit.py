@@ -11,7 +11,7 @@ from pathlib import Path
 import xmlschema
 
 from assay.report import render_junit, write_junit
-from assay.results import CaseResult, ErrorInfo, GraderResult
+from assay.results import CaseResult, ErrorInfo, GraderResult, RetrievedPassage
 from tests.report.fixtures import (
     EVIL_OUTPUT,
     assert_snapshot,
@@ -142,4 +142,18 @@ def test_i21_10_a_fallback_is_named_in_the_failure_and_counted_in_the_properties
     assert (properties["assay.judge_fallback_count"], properties["assay.error_count"]) == (
         "1",
         "2",
+    )
+
+
+def test_i26_1_a_failure_shows_the_retrieved_context_after_the_output() -> None:
+    passages = [RetrievedPassage(id="refunds", text="Refunds within 30 days.", score=0.5)]
+    failing = next(c for c in fixed_cases() if c.case_id == "tone-check")
+    document = render_junit([(fixed_run(), [failing.model_copy(update={"context": passages})])])
+    SCHEMA.validate(document)
+    [case] = ET.fromstring(document).iter("testcase")
+    out = case.find("system-out")
+    assert out is not None
+    assert (
+        out.text
+        == "Calm down.\n\nretrieved context:\n[1] refunds (score 0.5) Refunds within 30 days."
     )

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from assay.report import MARKDOWN_VERDICTS, markdown_chunks, render_markdown, render_run
 from assay.report._escape import fence, md_code, md_text
-from assay.results import CaseResult, ErrorInfo, GraderResult
+from assay.results import CaseResult, ErrorInfo, GraderResult, RetrievedPassage
 from tests.report.fixtures import (
     EVIL_OUTPUT,
     assert_snapshot,
@@ -229,3 +229,19 @@ def test_i21_10_an_outcomes_fallback_names_its_judge_error_once() -> None:
     console = Console(file=io.StringIO(), width=400, highlight=False, color_system=None)
     render_run(console, fixed_run(), [case], breakdown=[case])
     assert console.file.getvalue().count(message) == 1  # type: ignore[attr-defined]
+
+
+def test_i26_1_the_retrieved_context_is_shown_with_the_output() -> None:
+    failing = _failing()[0]
+    passages = [
+        RetrievedPassage(id="refunds", text="Refunds are issued within 30 days.", score=0.91),
+        RetrievedPassage(text="Ünïcode passage"),
+    ]
+    case = failing.model_copy(update={"context": passages})
+    text = render_markdown(fixed_run(), [case])
+    assert "<details><summary>input, output and retrieved context</summary>" in text
+    assert (
+        "**retrieved context**\n\n```text\n[1] refunds (score 0.91) Refunds are issued within 30 "
+        "days.\n[2] Ünïcode passage\n```" in text
+    )
+    assert "retrieved context" not in render_markdown(fixed_run(), [failing])

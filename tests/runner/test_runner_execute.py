@@ -74,6 +74,17 @@ def structured(case):
         "token_usage": {"input": 11, "output": 4},
         "cost_usd": 0.25,
     }
+
+
+def retrieving(case):
+    return {"output": "refunds take 30 days",
+            "context": [{"id": "refunds", "text": "Refunds: 30 days.", "score": 0.8}]}
+
+
+def sees_contexts(payload):
+    retrieved = [p["id"] for p in payload["retrieved_context"]]
+    ok = retrieved == ["refunds"] and payload["context"] == ["static doc"]
+    return {"score": 1.0 if ok else 0.0, "reasoning": f"{retrieved} {payload['context']}"}
 """
 
 
@@ -695,3 +706,19 @@ def test_i21_7_a_run_leaves_the_garbage_collector_settings_alone(agent: ModuleTy
     assert seen == [(before, 0)]
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+def test_i26_1_the_runtime_context_is_stored_and_graded_apart_from_the_static_one(
+    agent: ModuleType,
+) -> None:
+    test = {
+        "id": "rag",
+        "input": "refunds?",
+        "context": ["static doc"],
+        "assertions": [{"type": "code-grader", "function": f"{agent.__name__}:sees_contexts"}],
+    }
+    result = run(python_suite(agent, [test], function="retrieving")).results[0]
+    assert result.grader_results[0].score == 1.0, result.grader_results[0].reasoning
+    assert [p.model_dump() for p in result.context] == [
+        {"text": "Refunds: 30 days.", "id": "refunds", "score": 0.8}
+    ]

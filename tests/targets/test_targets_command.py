@@ -397,3 +397,22 @@ def test_i22_6_a_child_left_running_after_a_normal_exit_is_killed(
     output = _call(_target(["sh", "-c", spawn], timeout_s=10), tmp_path)
     assert time.monotonic() - started < 5
     assert _dead(int(output.output))
+
+
+def test_i26_1_a_command_prints_its_retrieved_context(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        """
+        import json
+        print(json.dumps({
+            "output": "Ünïcode réponse",
+            "context": [{"id": "doc-1", "text": "Première passage", "score": 0.9}, "plain"],
+        }))
+        """,
+    )
+    output = _call(_target([PY, script]), tmp_path)
+    assert output.output == "Ünïcode réponse"
+    assert [(p.id, p.text, p.score) for p in output.context] == [
+        ("doc-1", "Première passage", 0.9),
+        (None, "plain", None),
+    ]

@@ -484,3 +484,22 @@ def test_bad_options_are_located_validation_errors(
     (error,) = caught.value.errors()
     assert error["loc"] == loc
     assert message in error["msg"]
+
+
+def test_i26_1_context_path_picks_the_retrieved_passages() -> None:
+    reply = {
+        "answer": "Refunds take 30 days.",
+        "sources": [
+            {"id": "refunds", "text": "Refunds are issued within 30 days.", "score": 0.91},
+            {"id": 12, "text": "Shipping is free.", "score": 0.2},
+        ],
+    }
+    output, _ = _exchange(_json(reply), output_path="$.answer", context_path="$.sources")
+    assert [(p.id, p.text, p.score) for p in output.context] == [
+        ("refunds", "Refunds are issued within 30 days.", 0.91),
+        ("12", "Shipping is free.", 0.2),
+    ]
+    one_per_node, _ = _exchange(_json(reply), output_path="$.answer", context_path="$.sources[*]")
+    assert one_per_node.context == output.context
+    none, _ = _exchange(_json({"answer": "x"}), output_path="$.answer", context_path="$.sources")
+    assert none.context == []

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from assay.results import TokenUsage, ToolCall
 from assay.targets import parse_target_output
-from assay.targets._otel import token_usage_from_spans, tool_calls_from_spans
+from assay.targets._otel import context_from_spans, token_usage_from_spans, tool_calls_from_spans
 
 MS = 1_000_000  # nanoseconds
 
@@ -253,3 +254,43 @@ def test_spans_win_over_message_tool_calls_and_empty_spans_do_not() -> None:
     without = parse_target_output({"output": "x", "messages": messages, "spans": ["junk"]})
     assert [c.tool for c in without.tool_calls] == ["from_message"]
     assert without.token_usage is None
+
+
+def test_i26_1_retrieval_spans_become_the_runtime_context() -> None:
+    documents = [
+        {"id": "refunds", "score": 0.9, "content": "Refunds are issued within 30 days."},
+        {"id": 4, "score": 0.5},
+    ]
+    later = {
+        "name": "retrieval vector-store",
+        "startTimeUnixNano": str(1_700_000_000_000 * MS + 50 * MS),
+        "attributes": _otlp(
+            {
+                "gen_ai.operation.name": "retrieval",
+                "gen_ai.retrieval.documents": json.dumps(documents),
+            }
+        ),
+    }
+    openinference = {
+        "name": "retrieve",
+        "start_time": "2023-11-14T22:13:20+00:00",
+        "attributes": {
+            "openinference.span.kind": "RETRIEVER",
+            "retrieval.documents.1.document.content": "Second",
+            "retrieval.documents.0.document.id": "a",
+            "retrieval.documents.0.document.content": "First",
+            "retrieval.documents.0.document.score": 0.7,
+        },
+    }
+    junk = {"name": "retrieval", "attributes": {"gen_ai.retrieval.documents": "not json"}}
+    tool = _tool_span("lookup", 0, 1)
+    output = parse_target_output({"output": "x", "spans": [later, junk, tool, openinference]})
+    assert [(p.id, p.text, p.score) for p in output.context] == [
+        ("a", "First", 0.7),
+        (None, "Second", None),
+        ("refunds", "Refunds are issued within 30 days.", 0.9),
+        ("4", "", 0.5),
+    ]
+    assert context_from_spans([tool]) == []
+    explicit = parse_target_output({"output": "x", "context": ["given"], "spans": [later]})
+    assert [p.text for p in explicit.context] == ["given"]

@@ -276,3 +276,43 @@ def test_a_malformed_function_reference_is_rejected_at_load_time(function: str) 
 
 def test_describe_names_the_function() -> None:
     assert _target("my_agent.bot:answer").describe() == "python my_agent.bot:answer"
+
+
+RAG_SOURCE = """
+def retrieve(case):
+    return {
+        "output": "Refunds take 30 days.",
+        "context": [
+            "Refunds are issued within 30 days.",
+            {"id": 7, "text": "Shipping is free over 50 EUR.", "score": 0.42},
+            {"id": "faq-3"},
+        ],
+    }
+
+
+def no_text_no_id(case):
+    return {"output": "x", "context": [{"score": 0.5}]}
+"""
+
+
+def test_i26_1_a_python_function_returns_its_retrieved_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"assay_test_rag_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(RAG_SOURCE))
+    monkeypatch.setattr(sys, "path", [*sys.path])
+    importlib.invalidate_caches()
+    try:
+        output = _call(_target(f"{name}:retrieve"), tmp_path)
+        assert [p.model_dump() for p in output.context] == [
+            {"text": "Refunds are issued within 30 days.", "id": None, "score": None},
+            {"text": "Shipping is free over 50 EUR.", "id": "7", "score": 0.42},
+            {"text": "", "id": "faq-3", "score": None},
+        ]
+        with pytest.raises(
+            TargetError,
+            match=r"context\[0\]: Value error, a passage needs its `text`, its `id`, or both",
+        ):
+            _call(_target(f"{name}:no_text_no_id"), tmp_path)
+    finally:
+        sys.modules.pop(name, None)

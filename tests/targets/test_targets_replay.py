@@ -227,3 +227,10 @@ def test_equality_does_not_depend_on_setup(tmp_path: Path) -> None:
     asyncio.run(loaded.setup(tmp_path))
     assert loaded == _target()
     assert _target().cache_key(_request("a")) is None
+
+
+def test_i26_1_a_recorded_reply_keeps_its_retrieved_context(tmp_path: Path) -> None:
+    passage = {"id": "refunds", "text": "Refunds within 30 days.", "score": 0.9}
+    _write(tmp_path / "recorded.jsonl", {"id": "a", "output": "30 days", "context": [passage]})
+    [output] = _replay(tmp_path, _request("a"))
+    assert [p.model_dump() for p in output.context] == [passage]

@@ -404,3 +404,26 @@ def test_the_process_rejects_a_bad_fault_option() -> None:
     )
     assert result.returncode == 2
     assert "unknown fault kind 'slow'" in result.stderr
+
+
+def test_i26_5_moderations_answer_from_the_script_and_404_without_one() -> None:
+    def scores(text: str) -> dict[str, float]:
+        return {"violence": 0.9 if "kill" in text else 0.1, "hate": 0.0}
+
+    with FakeOpenAIServer(moderation=scores) as server:
+        status, _, text = post(
+            server.base_url + "/moderations", {"model": "m", "input": "kill the bug"}
+        )
+        bad, _, _ = post(server.base_url + "/moderations", {"input": ["a list"]})
+    reply = json.loads(text)
+    assert (status, bad, reply["model"]) == (200, 400, "m")
+    assert reply["results"] == [
+        {
+            "flagged": True,
+            "categories": {"violence": True, "hate": False},
+            "category_scores": {"violence": 0.9, "hate": 0.0},
+        }
+    ]
+    with FakeOpenAIServer() as server:
+        status, _, text = post(server.base_url + "/moderations", {"model": "m", "input": "x"})
+    assert status == 404 and "no moderation endpoint" in text

@@ -31,12 +31,14 @@ async def grade_async(
     expected_tool_calls: Sequence[Mapping[str, JSON]] = (),
     metadata: Mapping[str, JSON] | None = None,
     config: EvalConfig | None = None,
+    expected_context_ids: Sequence[str] = (),
 ) -> CaseResult:
     """Grade `output` and return the case result (`score`, `verdict`, `grader_results`).
 
     Args:
         output: The text to grade, or the structured output mapping a `python` target may
-            return (`{output, tool_calls, messages, ...}`) for tool-call graders.
+            return (`{output, tool_calls, messages, context, ...}`) for tool-call graders and
+            the RAG graders (`context`: the passages retrieved).
         graders: Grader objects, YAML-style mappings or grader functions, as for `evaluate`.
         expected: The reference answer (the test's `expected_output`).
         input: The prompt that produced the output, for graders and judges that read it.
@@ -46,6 +48,8 @@ async def grade_async(
         metadata: The test's `metadata`, for templates and grader functions.
         config: Threshold, verdict bands and judge settings; a graded output is never
             stored, so `store` is ignored.
+        expected_context_ids: The ids of the passages the retriever should have returned
+            (the `retrieval` grader's relevant set).
 
     Raises:
         UsageError: Nothing to grade with (no graders and no expected outcomes).
@@ -59,6 +63,7 @@ async def grade_async(
         "context": list(context),
         "expected_outcomes": list(expected_outcomes),
         "expected_tool_calls": [dict(call) for call in expected_tool_calls],
+        "expected_context_ids": list(expected_context_ids),
         "metadata": dict(metadata or {}),
     }
     test.update({key: value for key, value in optional.items() if value not in (None, [], {})})
@@ -84,6 +89,7 @@ def grade(
     expected_tool_calls: Sequence[Mapping[str, JSON]] = (),
     metadata: Mapping[str, JSON] | None = None,
     config: EvalConfig | None = None,
+    expected_context_ids: Sequence[str] = (),
 ) -> CaseResult:
     """Synchronous `grade_async` (starts its own event loop; use `grade_async` inside one)."""
     return run_sync(
@@ -97,6 +103,7 @@ def grade(
             expected_tool_calls=expected_tool_calls,
             metadata=metadata,
             config=config,
+            expected_context_ids=expected_context_ids,
         ),
         "grade",
     )

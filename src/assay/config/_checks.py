@@ -8,7 +8,7 @@ from assay.config._suite import Suite, TestCase
 from assay.config._workspace import Workspace
 from assay.config._yaml import Located, LocPath, SourceMap
 from assay.errors import ConfigIssue
-from assay.graders import Composite, Grader, JudgedGrader, Rubrics, TestFacts
+from assay.graders import Composite, Grader, Rubrics, TestFacts
 from assay.scoring import SafetyGate
 
 __all__ = ["NEEDS_JUDGE", "SuiteChecker", "case_graders", "check_suite"]
@@ -94,10 +94,8 @@ _MAX_JUDGE_PLACES = 5
 
 
 def _wants_default_judge(grader: Grader) -> bool:
-    """Whether a grader needs a judge and does not name its own model."""
-    if not isinstance(grader, JudgedGrader) or not grader.requires_judge:
-        return False
-    return grader.judge is None or grader.judge.model is None
+    """Whether a grader needs a judge and does not name its own (`Grader.wants_default_judge`)."""
+    return grader.wants_default_judge
 
 
 class SuiteChecker:
@@ -259,6 +257,7 @@ def _check_test(
         expected_output=test.expected_output,
         context=tuple(test.context),
         has_expected_tool_calls=bool(test.expected_tool_calls),
+        expected_context_ids=tuple(test.expected_context_ids),
         suite_dir=suite_dir,
     )
     for grader, grader_path in graders:

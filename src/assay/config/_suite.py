@@ -117,7 +117,11 @@ class TestCase(StrictModel):
     expected_output: JSON = None
     """Reference answer: text, or JSON for structured outputs."""
     context: StrList = Field(default_factory=list)
-    """Grounding documents the answer should rely on."""
+    """Grounding documents the answer should rely on (static; what the target retrieves at
+    run time is its own `context`, SPEC §3)."""
+    expected_context_ids: StrList = Field(default_factory=list)
+    """The ids of the passages the target's retriever should return (the `retrieval`
+    grader's relevant set)."""
     expected_tool_calls: list[ExpectedToolCall] = Field(default_factory=list)
     """Tool calls the system under test is expected to make."""
     expected_outcomes: StrList = Field(default_factory=list)

@@ -15,14 +15,20 @@ from assay.graders.agent_judge import AgentJudge
 from assay.graders.bleu import Bleu
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
+from assay.graders.context_judged import AnswerRelevancy, ContextPrecision, ContextRecall
 from assay.graders.embedded_json import ContainsJson
 from assay.graders.factuality import Factuality
+from assay.graders.faithfulness import Faithfulness
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
 from assay.graders.markup import ContainsXml, IsXml
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
+from assay.graders.moderation import Moderation
 from assay.graders.outcomes import ExpectedOutcomes, outcome_results
+from assay.graders.pii import Pii
+from assay.graders.retrieval import Retrieval
 from assay.graders.rubric import RubricItem, RubricItems, Rubrics
+from assay.graders.semantic import SemanticSimilarity
 from assay.graders.similarity import Levenshtein, Rouge, Similarity
 from assay.graders.sql import IsSql
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
@@ -47,6 +53,7 @@ __all__ = [
     "BUILTIN_GRADERS",
     "GRADER_PLUGINS",
     "AgentJudge",
+    "AnswerRelevancy",
     "Bleu",
     "CodeGrader",
     "CompiledPattern",
@@ -56,6 +63,8 @@ __all__ = [
     "ContainsAny",
     "ContainsJson",
     "ContainsXml",
+    "ContextPrecision",
+    "ContextRecall",
     "Cost",
     "EndsWith",
     "Equals",
@@ -63,6 +72,7 @@ __all__ = [
     "ExpectedCall",
     "ExpectedOutcomes",
     "Factuality",
+    "Faithfulness",
     "FieldAccuracy",
     "Format",
     "Grader",
@@ -78,11 +88,15 @@ __all__ = [
     "Levenshtein",
     "LlmGrader",
     "Measurement",
+    "Moderation",
+    "Pii",
     "Regex",
+    "Retrieval",
     "Rouge",
     "RubricItem",
     "RubricItems",
     "Rubrics",
+    "SemanticSimilarity",
     "Similarity",
     "StartsWith",
     "TestFacts",

@@ -22,6 +22,7 @@ from assay.results import (
     ErrorInfo,
     GraderResult,
     GraderResultFields,
+    RetrievedPassage,
     TargetOutput,
     TokenUsage,
     ToolCall,
@@ -47,9 +48,12 @@ class GradingContext:
     input: JSON = None
     expected_output: JSON = None
     context: tuple[str, ...] = ()
+    """The test's static `context` (grounding documents written in the suite)."""
     metadata: dict[str, JSON] = field(default_factory=dict)
     target_output: TargetOutput | None = None
     expected_tool_calls: tuple[JSON, ...] = ()
+    expected_context_ids: tuple[str, ...] = ()
+    """The ids of the passages a retriever should return for this test (`retrieval`)."""
     base_dir: Path | None = None
     """The suite's directory: relative paths in grader options resolve against it."""
     judges: JudgePool | None = None
@@ -68,6 +72,12 @@ class GradingContext:
         """Tool calls the system under test made."""
         return list(self.target_output.tool_calls) if self.target_output else []
 
+    @property
+    def retrieved(self) -> list[RetrievedPassage]:
+        """The passages the system under test retrieved (its runtime `context`), in rank
+        order; apart from the test's static `context`."""
+        return list(self.target_output.context) if self.target_output else []
+
 
 @dataclass(frozen=True)
 class TestFacts:
@@ -79,6 +89,7 @@ class TestFacts:
     expected_output: JSON = None
     context: tuple[str, ...] = ()
     has_expected_tool_calls: bool = False
+    expected_context_ids: tuple[str, ...] = ()
     suite_dir: Path | None = None
     """Where the suite file is, for options naming files (a judge prompt file)."""
 
@@ -186,6 +197,13 @@ class Grader(StrictModel, ABC):
     @property
     def uses_judge(self) -> bool:
         """Whether grading asks an LLM judge (re-asked when a borderline case is re-judged)."""
+        return False
+
+    @property
+    def wants_default_judge(self) -> bool:
+        """Whether grading relies on the run's judge (its model, or its provider for the
+        embeddings and moderation calls) and this grader names none of its own: a suite using
+        it without any judge configured is a configuration error when it loads."""
         return False
 
     @property

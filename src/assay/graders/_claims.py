@@ -7,7 +7,7 @@ both depths.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -17,6 +17,7 @@ from assay.graders._base import GradingContext
 from assay.graders._details import truncate
 from assay.graders._judged import JudgedGrader
 from assay.judge import Judgement
+from assay.results import JSON
 
 __all__ = ["REASON_LIMIT", "ClaimLabel", "ClaimLabeller", "ClaimsReply", "JudgeLabeller", "Label"]
 
@@ -82,15 +83,22 @@ class JudgeLabeller:
     judgement is kept so the result can carry its model, prompt version, tokens and cost.
     """
 
-    def __init__(self, grader: JudgedGrader, ctx: GradingContext) -> None:
+    def __init__(
+        self,
+        grader: JudgedGrader,
+        ctx: GradingContext,
+        values: Mapping[str, JSON] | None = None,
+    ) -> None:
         self.grader = grader
         self.ctx = ctx
+        self.values = values
+        """Template values besides the case's fields (the passages `faithfulness` checks)."""
         self.judgement: Judgement[ClaimsReply] | None = None
 
     async def __call__(self, output: str, references: Sequence[str]) -> list[ClaimLabel]:
         """Raises `JudgeError` when the judge gives no usable reply."""
         del output, references  # the same texts reach the prompt as the case's fields
-        self.judgement = await self.grader.ask(self.ctx, ClaimsReply, check=_check)
+        self.judgement = await self.grader.ask(self.ctx, ClaimsReply, self.values, check=_check)
         return [
             ClaimLabel(
                 claim=c.claim.strip(),

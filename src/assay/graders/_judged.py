@@ -35,12 +35,13 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def test_values(ctx: GradingContext) -> dict[str, JSON]:
-    """The SPEC §2 template variables of a case."""
+    """The SPEC §2 template variables of a case, and the passages its target retrieved."""
     return {
         "input": ctx.input,
         "output": ctx.output,
         "expected_output": ctx.expected_output,
         "context": list(ctx.context),
+        "retrieved_context": [p.text for p in ctx.retrieved if p.text],
         "metadata": dict(ctx.metadata),
     }
 
@@ -83,6 +84,11 @@ class JudgedGrader(Grader):
     def uses_judge(self) -> bool:
         """Judged graders are asked again when a borderline case is re-judged."""
         return True
+
+    @property
+    def wants_default_judge(self) -> bool:
+        """A grader that needs a judge and does not name its own model uses the run's."""
+        return self.requires_judge and (self.judge is None or self.judge.model is None)
 
     def problem_with_test(self, test: TestFacts) -> str | None:
         """A prompt file that is missing or is not a valid template, as a located error."""

@@ -20,13 +20,19 @@ from assay.graders.agent_judge import AgentJudge
 from assay.graders.bleu import Bleu
 from assay.graders.code import CodeGrader
 from assay.graders.composite import Composite
+from assay.graders.context_judged import AnswerRelevancy, ContextPrecision, ContextRecall
 from assay.graders.embedded_json import ContainsJson
 from assay.graders.factuality import Factuality
+from assay.graders.faithfulness import Faithfulness
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
 from assay.graders.markup import ContainsXml, IsXml
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
+from assay.graders.moderation import Moderation
+from assay.graders.pii import Pii
+from assay.graders.retrieval import Retrieval
 from assay.graders.rubric import Rubrics
+from assay.graders.semantic import SemanticSimilarity
 from assay.graders.similarity import Levenshtein, Rouge, Similarity
 from assay.graders.sql import IsSql
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
@@ -82,6 +88,14 @@ GraderSpec = Annotated[
     | ValidToolCalls
     | Format
     | Factuality
+    | Faithfulness
+    | Retrieval
+    | ContextPrecision
+    | ContextRecall
+    | AnswerRelevancy
+    | SemanticSimilarity
+    | Pii
+    | Moderation
     | Tone
     | CodeGrader
     | LlmGrader
@@ -123,6 +137,14 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         ValidToolCalls,
         Format,
         Factuality,
+        Faithfulness,
+        Retrieval,
+        ContextPrecision,
+        ContextRecall,
+        AnswerRelevancy,
+        SemanticSimilarity,
+        Pii,
+        Moderation,
         Tone,
         CodeGrader,
         LlmGrader,

@@ -84,6 +84,8 @@ def context_mapping(ctx: GradingContext) -> dict[str, JSON]:
         "context": list(ctx.context),
         "metadata": dict(ctx.metadata),
         "tool_calls": [call.model_dump(mode="json") for call in ctx.tool_calls],
+        "retrieved_context": [p.model_dump(mode="json") for p in ctx.retrieved],
+        "expected_context_ids": list(ctx.expected_context_ids),
         "target_output": None if target is None else target.model_dump(mode="json"),
         "threshold": ctx.threshold,
         # AgentV's names for what graders commonly read, and the case's workspace

@@ -38,6 +38,7 @@ __all__ = [
     "Factuality",
     "compare_json",
     "label_shallow",
+    "score_claims",
     "split_sentences",
 ]
 
@@ -483,9 +484,9 @@ class Factuality(JudgedGrader):
             )
         shallow = _LABELLERS["shallow"]
         if self.depth == "shallow":
-            return _score(await shallow(ctx.output, references), mode, "shallow", ctx.output)
+            return score_claims(await shallow(ctx.output, references), mode, "shallow", ctx.output)
         if not self.has_judge(ctx):
-            m = _score(await shallow(ctx.output, references), mode, "shallow", ctx.output)
+            m = score_claims(await shallow(ctx.output, references), mode, "shallow", ctx.output)
             m.reasoning += "; depth deep fell back to shallow: no judge configured"
             m.fallback = "deep factuality → shallow: no judge configured"
             return m
@@ -493,15 +494,15 @@ class Factuality(JudgedGrader):
         try:
             labels = await judge(ctx.output, references)
         except JudgeError as exc:
-            m = _score(await shallow(ctx.output, references), mode, "shallow", ctx.output)
+            m = score_claims(await shallow(ctx.output, references), mode, "shallow", ctx.output)
             m.reasoning += f"; depth deep fell back to shallow: judge failed: {exc}"
             m.fallback = f"deep factuality → shallow: judge failed: {exc}"
             return m.charged(exc)
         assert judge.judgement is not None
-        return _score(labels, mode, "deep", ctx.output).charged(judge.judgement)
+        return score_claims(labels, mode, "deep", ctx.output).charged(judge.judgement)
 
 
-def _score(
+def score_claims(
     labels: list[ClaimLabel], mode: Literal["strict", "lenient"], depth: str, output: str
 ) -> Measurement:
     """The claim score of SPEC §4 (strict: supported / claims; lenient: not contradicted /

@@ -8,6 +8,7 @@ from assay.judge._client import INVALID_REPLY_RETRIES, JudgeClient, JudgeError, 
 from assay.judge._hardening import SYSTEM_RULES, block, neutralise, new_nonce
 from assay.judge._pairwise import PairwiseAnswer, ask_preference, pairwise_template
 from assay.judge._pool import JudgePool, NoJudgeError
+from assay.judge._provider_calls import ProviderCalls, Vectors
 from assay.judge._schema import Entry, extract_json, keyed_schema, strict_schema
 from assay.judge._simulator import SIMULATOR_RULES, Exchange, SimulatedTurn, SimulatedUser
 from assay.judge._spec import JudgeSpec, judge_from_env, merge_judges
@@ -36,9 +37,11 @@ __all__ = [
     "NoJudgeError",
     "PairwiseAnswer",
     "PromptTemplate",
+    "ProviderCalls",
     "RenderedPrompt",
     "SimulatedTurn",
     "SimulatedUser",
+    "Vectors",
     "ask_preference",
     "block",
     "builtin",

@@ -5,8 +5,9 @@ from __future__ import annotations
 from assay._concurrency import AdaptiveLimiter
 from assay.cache import ResponseCache
 from assay.judge._client import JudgeClient
+from assay.judge._provider_calls import ProviderCalls
 from assay.judge._spec import JudgeSpec, merge_judges
-from assay.providers import RetryPolicy
+from assay.providers import ProviderConfig, RetryPolicy
 
 __all__ = ["JudgePool", "NoJudgeError"]
 
@@ -43,6 +44,7 @@ class JudgePool:
         self.limiter = AdaptiveLimiter(concurrency)
         self.retry = retry
         self._clients: dict[str, JudgeClient] = {}
+        self._calls: dict[ProviderConfig, ProviderCalls] = {}
         self._default: JudgeClient | None = None
         """The client of graders without judge settings of their own (most of them), kept
         so a judge call does not merge and serialise the settings again."""
@@ -88,8 +90,22 @@ class JudgePool:
             self._clients[identity] = client
         return client
 
+    def provider_calls(self, config: ProviderConfig) -> ProviderCalls:
+        """The embeddings and moderation calls of one provider endpoint (`semantic-similarity`,
+        `moderation`), sharing the run's cache, retry policy and judge concurrency limit."""
+        calls = self._calls.get(config)
+        if calls is None:
+            calls = ProviderCalls(
+                config, cache=self.cache, limiter=self.limiter, retry=self.retry or RetryPolicy()
+            )
+            self._calls[config] = calls
+        return calls
+
     async def close(self) -> None:
         """Close every client's connections."""
         clients, self._clients, self._default = list(self._clients.values()), {}, None
         for client in clients:
             await client.close()
+        calls, self._calls = list(self._calls.values()), {}
+        for call in calls:
+            await call.close()

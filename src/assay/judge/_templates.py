@@ -40,8 +40,11 @@ __all__ = [
     "load_override",
 ]
 
-TEST_FIELDS = frozenset({"input", "output", "expected_output", "context", "metadata"})
-"""The SPEC §2 variables every template may use."""
+TEST_FIELDS = frozenset(
+    {"input", "output", "expected_output", "context", "retrieved_context", "metadata"}
+)
+"""The SPEC §2 variables every template may use, and `retrieved_context`: the passages the
+target retrieved (its runtime context, SPEC §3), apart from the test's static `context`."""
 
 UNTRUSTED_FIELDS = frozenset(
     {
@@ -54,6 +57,7 @@ UNTRUSTED_FIELDS = frozenset(
         "claims",
         "output_a",
         "output_b",
+        "retrieved_context",
     }
 )
 """Fields rendered as delimited data blocks, never as raw text."""
@@ -200,7 +204,7 @@ def _data(name: str, value: JSON, nonce: str) -> str:
     """An untrusted value as a data block; empty values render as "" so `{% if %}` skips them."""
     if value is None or value in ("", [], {}):
         return ""
-    if name == "context" and isinstance(value, list):
+    if name in ("context", "retrieved_context") and isinstance(value, list):
         value = documents(str(v) for v in value)
     return block(name, value, nonce)
 

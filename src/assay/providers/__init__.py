@@ -36,7 +36,7 @@ from assay.providers._presets import (
 )
 from assay.providers._pricing import Pricing
 from assay.providers._retry import DEFAULT_MAX_RETRIES, MAX_RETRY_DELAY_S, RetryPolicy
-from assay.providers._send import complete_with_retries
+from assay.providers._send import complete_with_retries, send_with_retries
 from assay.providers._turn import ModelTurn, TurnCall
 
 __all__ = [
@@ -74,4 +74,5 @@ __all__ = [
     "preset_named",
     "preset_names",
     "provider_presets",
+    "send_with_retries",
 ]

@@ -148,6 +148,19 @@ class Provider(ABC):
             UsageError: The provider has no embeddings API.
         """
 
+    async def moderate(self, model: str, text: str) -> dict[str, JSON]:
+        """Classify `text` with a moderation model (`POST /moderations`); the reply as parsed
+        JSON. Not abstract: only OpenAI-compatible endpoints have one.
+
+        Raises:
+            ProviderError: The call failed (a 404 when the server has no such endpoint).
+            UsageError: The provider has no moderation API.
+        """
+        del model, text
+        raise UsageError(
+            f"{self.config.who}: the {self.config.provider} provider has no moderation endpoint"
+        )
+
     @abstractmethod
     async def close(self) -> None:
         """Release the provider's connections."""

@@ -91,6 +91,7 @@ class OpenAICompatibleProvider(Provider):
         root = base_url.rstrip("/")
         self._chat_url = f"{root}/chat/completions{query}"
         self._embeddings_url = f"{root}/embeddings{query}"
+        self._moderations_url = f"{root}/moderations{query}"
         self._session: aiohttp.ClientSession | None = None
         self._proxy: str | None = None
 
@@ -119,6 +120,10 @@ class OpenAICompatibleProvider(Provider):
                 kind="MalformedResponse",
             )
         return Embeddings([v for _, v in sorted(vectors)], read_usage(reply))
+
+    async def moderate(self, model: str, text: str) -> dict[str, JSON]:
+        """`POST /moderations` with one input; the reply as parsed JSON."""
+        return await self._post(self._moderations_url, {"model": model, "input": text})
 
     async def close(self) -> None:
         """Close the session and its connections."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TypeVar
 
 from assay._concurrency import AdaptiveLimiter
 from assay.providers._base import Provider
@@ -17,7 +18,9 @@ from assay.providers._errors import ProviderError
 from assay.providers._retry import RetryPolicy
 from assay.results import JSON
 
-__all__ = ["complete_with_retries"]
+__all__ = ["complete_with_retries", "send_with_retries"]
+
+T = TypeVar("T")
 
 
 async def complete_with_retries(
@@ -39,11 +42,33 @@ async def complete_with_retries(
         ProviderError: A failure that is not retryable, or the last attempt's failure; its
             `attempts` says how many requests were sent.
     """
+    return await send_with_retries(
+        lambda: provider.complete(body, metadata=metadata),
+        policy=policy,
+        rng=rng,
+        limiter=limiter,
+    )
+
+
+async def send_with_retries(
+    send: Callable[[], Awaitable[T]],
+    *,
+    policy: RetryPolicy,
+    rng: random.Random,
+    limiter: AdaptiveLimiter,
+) -> tuple[T, int]:
+    """Await `send()` (one request to a provider), retrying retryable failures as
+    `complete_with_retries` does; returns the result and the requests sent. The loop of every
+    provider call graders make (chat, embeddings, moderation).
+
+    Raises:
+        ProviderError: A failure that is not retryable, or the last attempt's failure.
+    """
     attempts = 1 + policy.max_retries
     for attempt in range(attempts):
         try:
             async with limiter:
-                reply = await provider.complete(body, metadata=metadata)
+                reply = await send()
         except ProviderError as exc:
             if exc.rate_limited:
                 limiter.on_rate_limited()

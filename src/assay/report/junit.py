@@ -24,6 +24,7 @@ from assay.report._failures import (
     failed_outcomes,
     score_text,
 )
+from assay.report._passages import passages_text
 from assay.results import CaseResult, RunResult
 
 __all__ = ["CaseSource", "render_junit", "write_junit"]
@@ -162,8 +163,12 @@ def _testcase(classname: str, name: str, item: Graded, case: CaseResult) -> ET.E
         problem = ET.SubElement(element, "failure", {"type": item.verdict})
     problem.set("message", _message(item, case))
     problem.text = _body(item, case)
-    if item.output is not None:
-        ET.SubElement(element, "system-out").text = xml_text(item.output)
+    out = item.output
+    if item is case and case.context:  # the retrieved passages, for a failure's context
+        retrieved = "retrieved context:\n" + passages_text(case.context)
+        out = retrieved if out is None else f"{out}\n\n{retrieved}"
+    if out is not None:
+        ET.SubElement(element, "system-out").text = xml_text(out)
     return element
 
 

@@ -19,6 +19,7 @@ from assay.report._failures import (
     failed_outcomes,
     score_text,
 )
+from assay.report._passages import passages_text
 from assay.results import (
     CaseResult,
     GraderResult,
@@ -218,9 +219,12 @@ def _io(case: CaseResult) -> Iterator[str]:
         parts.append(("input", text))
     if case.output is not None:
         parts.append(("output", case.output))
+    if case.context:
+        parts.append(("retrieved context", passages_text(case.context)))
     if not parts:
         return
-    names = " and ".join(name for name, _ in parts)
+    shown = [name for name, _ in parts]
+    names = ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
     yield f"<details><summary>{names}</summary>\n\n"
     for name, text in parts:
         yield f"**{name}**\n\n{fence(shorten(text, IO_SHOWN))}\n\n"

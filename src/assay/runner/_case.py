@@ -186,6 +186,7 @@ class CaseRunner:
             expected_tool_calls=tuple(
                 c.model_dump(exclude_none=True) for c in test.expected_tool_calls
             ),
+            expected_context_ids=tuple(test.expected_context_ids),
             base_dir=self.suite_dir,
             judges=self.judges,
             repeat_index=index,
@@ -326,6 +327,7 @@ class CaseRunner:
             output=last.output if last else "",
             messages=list(history),
             tool_calls=calls,
+            context=last.context if last else [],
             token_usage=usage,
             cost_usd=cost,
             duration_ms=duration,
@@ -500,6 +502,8 @@ def _add_sample(
         fields["messages"] = output.messages
     if output is not None and output.tool_calls:
         fields["tool_calls"] = output.tool_calls
+    if output is not None and output.context:
+        fields["context"] = output.context
     if chosen.turns:
         fields["turns"] = chosen.turns
     if chosen.rejudged_scores:

@@ -4,7 +4,10 @@ Agents instrumented with the OpenTelemetry GenAI semantic conventions already re
 grader needs: one `execute_tool` span per tool call (`gen_ai.tool.name`,
 `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`) and one model-call span per LLM request
 (`gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`). Reading them lets a recorded trace
-be graded like any other output.
+be graded like any other output. Retrieval spans give the passages a RAG system retrieved (its
+runtime `context`): the GenAI convention's `retrieval` operation with `gen_ai.retrieval.documents`
+(`[{id, score, content}]`, structured or as a JSON string), and OpenInference's `RETRIEVER`
+spans (`retrieval.documents.N.document.{id, content, score}`).
 
 Input is a list of spans as exported: OTLP JSON (`attributes` as `[{key, value: {stringValue |
 intValue | doubleValue | boolValue | arrayValue | kvlistValue}}]`, timestamps in
@@ -22,12 +25,19 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from assay.results import JSON, TokenUsage, ToolCall
+from assay.results import JSON, RetrievedPassage, TokenUsage, ToolCall
 
-__all__ = ["token_usage_from_spans", "tool_calls_from_spans"]
+__all__ = ["context_from_spans", "token_usage_from_spans", "tool_calls_from_spans"]
 
 _OPERATION = "gen_ai.operation.name"
 _TOOL_OPERATION = "execute_tool"
+_RETRIEVAL_OPERATION = "retrieval"
+_DOCUMENTS_KEYS = ("gen_ai.retrieval.documents", "retrieval.documents")
+_OPENINFERENCE_KIND = "openinference.span.kind"
+_OPENINFERENCE_DOCUMENT = "retrieval.documents."
+_PASSAGE_TEXT_KEYS = ("content", "text", "document.content", "page_content")
+_PASSAGE_ID_KEYS = ("id", "document.id")
+_PASSAGE_SCORE_KEYS = ("score", "document.score")
 _MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 # The current attribute first, then names used by older conventions and other instrumentations.
 _TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name")
@@ -52,8 +62,11 @@ class _Span:
         value = self.attributes.get(_OPERATION)
         if isinstance(value, str) and value:
             return value
+        if self.attributes.get(_OPENINFERENCE_KIND) == "RETRIEVER":
+            return _RETRIEVAL_OPERATION
         head = self.name.split(" ", 1)[0]
-        return head if head in _MODEL_OPERATIONS or head == _TOOL_OPERATION else None
+        known = head in _MODEL_OPERATIONS or head in (_TOOL_OPERATION, _RETRIEVAL_OPERATION)
+        return head if known else None
 
     def first(self, keys: tuple[str, ...]) -> JSON:
         for key in keys:
@@ -115,6 +128,68 @@ def token_usage_from_spans(spans: Iterable[JSON]) -> TokenUsage | None:
         usage = TokenUsage(input=input_tokens or 0, output=output_tokens or 0)
         total = usage if total is None else total + usage
     return total
+
+
+def context_from_spans(spans: Iterable[JSON]) -> list[RetrievedPassage]:
+    """The passages of the retrieval spans, span after span in start order, each span's in
+    its rank order.
+
+    A document needs an id or a text to count; a score that is not a number is dropped.
+    """
+    found: list[tuple[float, int, list[RetrievedPassage]]] = []
+    for index, span in enumerate(_iter_spans(spans)):
+        if span.operation != _RETRIEVAL_OPERATION:
+            continue
+        documents = _documents(span)
+        passages = [p for p in (_passage(d) for d in documents) if p is not None]
+        start = span.start_ns if span.start_ns is not None else math.inf
+        found.append((start, index, passages))
+    found.sort(key=lambda item: (item[0], item[1]))
+    return [passage for _, _, passages in found for passage in passages]
+
+
+def _documents(span: _Span) -> list[JSON]:
+    """The documents of a retrieval span: a list (or its JSON text) under the GenAI or the
+    OpenInference key, else OpenInference's flattened `retrieval.documents.N.document.*`."""
+    raw = span.first(_DOCUMENTS_KEYS)
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            raw = None
+    if isinstance(raw, list):
+        return raw
+    flattened: dict[int, dict[str, JSON]] = {}
+    for key, value in span.attributes.items():
+        if not key.startswith(_OPENINFERENCE_DOCUMENT):
+            continue
+        position, _, field = key[len(_OPENINFERENCE_DOCUMENT) :].partition(".")
+        if position.isdigit() and field:
+            flattened.setdefault(int(position), {})[field] = value
+    return [flattened[i] for i in sorted(flattened)]
+
+
+def _passage(document: JSON) -> RetrievedPassage | None:
+    if isinstance(document, str):
+        return RetrievedPassage(text=document) if document else None
+    if not isinstance(document, Mapping):
+        return None
+    if isinstance(document.get("document"), Mapping):  # OpenInference's nested form
+        document = document["document"]
+    text = next((document[k] for k in _PASSAGE_TEXT_KEYS if isinstance(document.get(k), str)), "")
+    ident = next((document[k] for k in _PASSAGE_ID_KEYS if document.get(k) is not None), None)
+    score = next((document[k] for k in _PASSAGE_SCORE_KEYS if document.get(k) is not None), None)
+    if isinstance(ident, bool) or not isinstance(ident, str | int | None):
+        ident = None
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        score = None
+    if ident is None and not text:
+        return None
+    return RetrievedPassage(
+        text=text,
+        id=None if ident is None else str(ident),
+        score=None if score is None else float(score),
+    )
 
 
 def _iter_spans(spans: Iterable[JSON]) -> Iterator[_Span]:

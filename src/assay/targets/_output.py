@@ -5,8 +5,9 @@ token_usage: {input, output}, cost_usd, duration_ms}`. Tool calls may also come 
 Chat Completions form inside assistant messages; they are normalised to `ToolCall`, given the
 content of the matching `role: tool` reply as their output, and collected into the top-level
 `tool_calls` when the reply does not list them itself. An optional `spans` list of OpenTelemetry
-GenAI spans (`assay.targets._otel`) supplies the tool calls and token usage the reply does not
-give directly; spans win over message tool calls since they also carry durations.
+GenAI spans (`assay.targets._otel`) supplies the tool calls, token usage and retrieved passages
+the reply does not give directly; spans win over message tool calls since they also carry
+durations. `context` is what a RAG system retrieved: a list of strings or of `{id, text, score}`.
 """
 
 from __future__ import annotations
@@ -23,12 +24,17 @@ from assay.errors import TargetError
 from assay.results import (
     JSON,
     Message,
+    RetrievedPassage,
     TargetOutput,
     TargetOutputFields,
     TokenUsage,
     ToolCall,
 )
-from assay.targets._otel import token_usage_from_spans, tool_calls_from_spans
+from assay.targets._otel import (
+    context_from_spans,
+    token_usage_from_spans,
+    tool_calls_from_spans,
+)
 
 __all__ = ["parse_target_output", "parse_text_output", "with_duration"]
 
@@ -76,6 +82,31 @@ def _arguments(raw: JSON) -> dict[str, JSON]:
     return raw
 
 
+class _WirePassage(StrictModel):
+    """A retrieved passage as written: `{id, text, score}`, each optional but not both of id
+    and text (ids may be numbers, as many vector stores number them)."""
+
+    text: str = ""
+    id: str | int | None = None
+    score: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, data: Any) -> Any:
+        return {"text": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _id_or_text(self) -> _WirePassage:
+        if self.id is None and not self.text:
+            raise ValueError("a passage needs its `text`, its `id`, or both")
+        return self
+
+    def passage(self) -> RetrievedPassage:
+        """As stored; a numeric id becomes its text, so `7` matches an expected id `"7"`."""
+        ident = None if self.id is None else str(self.id)
+        return RetrievedPassage(text=self.text, id=ident, score=self.score)
+
+
 class _WireMessage(BaseModel):
     """A transcript message. Unknown keys are ignored: provider SDK dumps carry many
     (`refusal`, `audio`, `annotations`) that mean nothing to grading."""
@@ -110,6 +141,8 @@ class _WireOutput(StrictModel):
     token_usage: TokenUsage | None = None
     cost_usd: NonNegative | None = None
     duration_ms: NonNegative | None = None
+    context: list[_WirePassage] | None = None
+    """The passages retrieved: strings, or `{id, text, score}` mappings."""
     spans: list[JSON] | None = None
     """OpenTelemetry GenAI spans of the run; malformed ones are skipped, not rejected."""
 
@@ -152,6 +185,10 @@ class _WireOutput(StrictModel):
             "token_usage": token_usage,
             "cost_usd": self.cost_usd,
         }
+        if self.context is not None:
+            fields["context"] = [p.passage() for p in self.context]
+        elif self.spans:
+            fields["context"] = context_from_spans(self.spans)
         # Left unset when not reported so the target can fill in the latency it measured.
         if self.duration_ms is not None:
             fields["duration_ms"] = self.duration_ms

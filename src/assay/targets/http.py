@@ -115,6 +115,9 @@ class HttpTarget(Target):
     """JSONPath of the tool calls: a list, or one node per call. Each is `{tool, args, output,
     duration_ms}`, OpenAI's `{id, function: {name, arguments}}` or `{name, input | arguments}`.
     Matching nothing means no tool was called."""
+    context_path: str | None = None
+    """JSONPath of the passages the service retrieved (its runtime `context`): a list, or one
+    node per passage; each a string or `{id, text, score}`. Matching nothing means none."""
     token_usage_path: TokenUsagePaths | None = None
     """JSONPaths of the token counts: `{input: "$.usage.prompt_tokens", output: ...}`."""
     timeout_s: Annotated[float, Field(gt=0)] = 120.0
@@ -141,7 +144,7 @@ class HttpTarget(Target):
         _check_templates(value, "body")
         return value
 
-    @field_validator("output_path", "tool_calls_path")
+    @field_validator("output_path", "tool_calls_path", "context_path")
     @classmethod
     def _check_path(cls, value: str | None) -> str | None:
         return None if value is None else _checked_path(value)
@@ -262,6 +265,8 @@ class HttpTarget(Target):
         if self.tool_calls_path is not None:
             found = _query(self.tool_calls_path).find(data).values()
             reply["tool_calls"] = [_tool_call(node) for node in _flatten(found)]
+        if self.context_path is not None:
+            reply["context"] = _flatten(_query(self.context_path).find(data).values())
         if self.token_usage_path is not None:
             usage: dict[str, JSON] = {}
             for name in ("input", "output"):

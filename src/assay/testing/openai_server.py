@@ -3,7 +3,9 @@
 Faking a model at the HTTP seam (rather than mocking the SDK) exercises the real `openai` and
 `anthropic` client code: serialisation, the aiohttp transport, status-code handling and error
 classes. The server also speaks a minimal Anthropic Messages protocol (`POST /v1/messages`) and
-answers embeddings (`POST /v1/embeddings`). Chat and embeddings are served under any path prefix
+answers embeddings (`POST /v1/embeddings`) and moderation (`POST /v1/moderations`, when a
+`moderation` script is given; a 404 otherwise, as servers without the endpoint answer). Chat,
+embeddings and moderation are served under any path prefix
 (`/openai/deployments/NAME/chat/completions?api-version=...` as Azure's, `/api/v1/...` as
 OpenRouter's), and `seen` records each request's method, path, query and headers, so tests can
 check where a provider preset sends its requests.
@@ -46,6 +48,7 @@ __all__ = [
     "FakeOpenAIServer",
     "FaultScript",
     "JudgeScript",
+    "ModerationScript",
     "Reply",
     "ReplyScript",
     "SeenRequest",
@@ -60,6 +63,8 @@ finish_reason}` (every key optional; `usage` is `{prompt_tokens, completion_toke
 ReplyScript: TypeAlias = Callable[[dict[str, JSON]], Reply] | Mapping[str, Reply]
 """Decides the reply: a function of the request body, or a mapping from the last user message
 to the reply (inputs it does not list are echoed)."""
+ModerationScript: TypeAlias = Callable[[str], Mapping[str, float]]
+"""Scores a moderation input: category → score 0–1; a category at 0.5 or more is flagged."""
 FaultScript: TypeAlias = Callable[[dict[str, JSON]], str | None]
 """Decides the fault for one request body: a fault kind, or None to answer normally."""
 
@@ -168,6 +173,7 @@ class FakeOpenAIServer:
         models: Sequence[str] = ("fake-model",),
         max_recorded: int = 1000,
         judge: JudgeScript | None = None,
+        moderation: ModerationScript | None = None,
         output_modes: Sequence[str] = ("json_schema", "json_object"),
         host: str = "127.0.0.1",
         port: int = 0,
@@ -191,6 +197,8 @@ class FakeOpenAIServer:
                 an instance of the reply schema they send, holding these values (a mapping of
                 top-level fields, or a function of the body and the schema); other requests
                 still go to `reply`.
+            moderation: Scores each `POST /v1/moderations` input by category; without it
+                the endpoint answers 404.
             output_modes: The `response_format` types the server accepts; a request with
                 another gets HTTP 400, as servers without structured output answer.
             host: Interface to bind; only loopback is sensible for a fake.
@@ -204,6 +212,7 @@ class FakeOpenAIServer:
             raise ValueError("fault rates add up to more than 1")
         self._reply = reply
         self._judge = judge
+        self._moderation = moderation
         self._output_modes = frozenset(output_modes)
         self.latency_ms = latency_ms
         self._faults = dict(faults or {})
@@ -304,6 +313,7 @@ class FakeOpenAIServer:
         app.router.add_get("/v1/models", self._list_models)
         app.router.add_post("/{prefix:.*}/chat/completions", self._chat_completions)
         app.router.add_post("/{prefix:.*}/embeddings", self._embeddings)
+        app.router.add_post("/{prefix:.*}/moderations", self._moderations)
         # Handlers still running at shutdown are cancelled after this long.
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
@@ -402,6 +412,34 @@ class FakeOpenAIServer:
         return web.json_response(
             {"object": "list", "data": data, "model": body["model"], "usage": usage}
         )
+
+    async def _moderations(self, request: web.Request) -> web.StreamResponse:
+        """The OpenAI moderation reply for one input, scored by the `moderation` script."""
+        self._record(request)
+        if self._moderation is None:
+            return _error(404, "this server has no moderation endpoint", anthropic=False)
+        try:
+            body = json.loads(await request.read())
+        except ValueError:
+            return _error(400, "the request body is not valid JSON", anthropic=False)
+        given = body.get("input") if isinstance(body, dict) else None
+        if not isinstance(given, str):
+            return _error(400, "`input` must be a string", anthropic=False)
+        fault = self._choose_fault(body)
+        if fault is not None:
+            faulty = await self._fault_response(fault, request, anthropic=False)
+            if faulty is not None:
+                return faulty
+        scores = {name: float(score) for name, score in self._moderation(given).items()}
+        categories = {name: score >= 0.5 for name, score in scores.items()}
+        result = {
+            "flagged": any(categories.values()),
+            "categories": categories,
+            "category_scores": scores,
+        }
+        model = body.get("model") or "omni-moderation-latest"
+        return web.json_response({"id": f"modr-{next(self._ids)}", "model": model,
+                                  "results": [result]})  # fmt: skip
 
     def _record(self, request: web.Request) -> None:
         seen = SeenRequest(

@@ -343,6 +343,18 @@
       })));
   }
 
+  function retrievedTable(passages) {
+    return el("table", { class: "retrieved" },
+      el("thead", null, el("tr", null, el("th", { text: "#" }), el("th", { text: "id" }),
+        el("th", { class: "num", text: "score" }), el("th", { text: "text" }))),
+      el("tbody", null, passages.map(function (p, i) {
+        return el("tr", null, el("td", { class: "num", text: String(i + 1) }),
+          el("td", null, p.id === null || p.id === undefined ? "—" : el("code", { text: p.id })),
+          el("td", { class: "num", text: p.score === null || p.score === undefined ? "—" : String(p.score) }),
+          el("td", null, el("pre", { text: p.text || "" })));
+      })));
+  }
+
   function transcript(messages) {
     return messages.map(function (m) {
       var box = el("div", { class: "msg" }, el("div", { class: "role", text: m.role + (m.name ? " · " + m.name : "") }));
@@ -479,6 +491,7 @@
     if (item.messages && item.messages.length) panel.appendChild(section("Transcript", transcript(item.messages)));
     if (item.tool_calls && item.tool_calls.length) panel.appendChild(section("Tool calls", toolCallsTable(item.tool_calls)));
     if (item.output !== null && item.output !== undefined) panel.appendChild(section("Output", el("pre", { class: "case-output", text: item.output })));
+    if (item.context && item.context.length) panel.appendChild(section("Retrieved context", retrievedTable(item.context)));
     append(panel, gradedParts(item, item.threshold));
     if (item.turns && item.turns.length) panel.appendChild(section("Turns", turns(item, item.threshold)));
     if (item.samples && item.samples.length) panel.appendChild(section("Samples (" + item.samples.length + ")", samples(item)));
