@@ -33,7 +33,9 @@ def promptfoo(config: Path, output: Path, force: bool) -> None:
 
     Providers become named targets (the first is the suite's target; pick another with
     `assay run --target NAME`), each prompt × test becomes a case, and assertions become
-    graders. What has no assay equivalent is listed in a warning and left out.
+    graders. Every item left out or approximated is one warning with its line and what to
+    do, and the summary counts them. A JavaScript/TypeScript config, or one none of whose
+    assertions converts, exits with code 2.
     """
     from assay.cli._output import print_warnings
     from assay.config._datasets import display_path
@@ -42,7 +44,7 @@ def promptfoo(config: Path, output: Path, force: bool) -> None:
 
     if output.exists() and not force:
         raise UsageError(f"{output} already exists; pass --force to overwrite it")
-    conversion = convert_promptfoo(config, display=display_path(config))
+    conversion = convert_promptfoo(config, display=display_path(config), output_dir=output.parent)
     print_warnings(conversion.warnings)
     text = _dump(conversion.suite)
     try:
@@ -50,9 +52,13 @@ def promptfoo(config: Path, output: Path, force: bool) -> None:
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc}") from None
     cases = len(conversion.suite["tests"])
+    counts = f"{conversion.left_out} item{'s' * (conversion.left_out != 1)} left out"
+    counts += f", {conversion.approximated} approximated"
+    if conversion.warnings:
+        counts += " (each listed above)"
     click.echo(
         f"wrote {output}: suite '{conversion.suite['name']}', {cases} test{'s' * (cases != 1)}; "
-        f"check it with `assay validate {output}`"
+        f"{counts}; check it with `assay validate {output}`"
     )
 
 
