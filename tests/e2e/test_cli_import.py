@@ -31,13 +31,12 @@ def test_import_writes_the_committed_example_suite_and_warns_what_it_left_out(
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
-        "wrote suite.eval.yaml: suite 'support-replies', 3 tests; check it with "
-        "`assay validate suite.eval.yaml`\n"
+        "wrote suite.eval.yaml: suite 'support-replies', 3 tests; 1 item left out, 0 "
+        "approximated (each listed above); check it with `assay validate suite.eval.yaml`\n"
     )
     assert done.stderr == (
-        "warning: promptfooconfig.yaml: 1 item(s) have no assay equivalent and were left out:\n"
-        "  - line 37 tests[2].assert[1] `javascript`: rewrite the check as a code-grader (a "
-        "Python `function` or a `command`)\n"
+        "warning: promptfooconfig.yaml:37 tests[2].assert[1]: left out: assertion `javascript`: "
+        "rewrite the check as a code-grader (a Python `function` or a `command`)\n"
     )
     written = (example / "suite.eval.yaml").read_text(encoding="utf-8")
     assert written == (PROMPTFOO / "suite.eval.yaml").read_text(encoding="utf-8")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -183,7 +184,7 @@ def _venv_python_first(monkeypatch: pytest.MonkeyPatch) -> None:
         pytest.skip("no `python` next to the interpreter")
 
 
-def test_i25_2_python_and_exec_providers_run_with_promptfoos_contract(
+def test_i25_2_python_exec_and_js_providers_run_with_promptfoos_contract(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _venv_python_first(monkeypatch)
@@ -211,6 +212,11 @@ def test_i25_2_python_and_exec_providers_run_with_promptfoos_contract(
     (exec_case,) = run(loaded, RunOptions(target="exec-python3-echo-provider-py")).values()
     assert exec_case.output == "exec saw 'Hello Ada' with vars {'name': 'Ada'}"
     assert exec_case.verdict == "pass"
+    if shutil.which("node") is None:
+        pytest.skip("Node.js is not installed")
+    (js_case,) = run(loaded, RunOptions(target="local-js")).values()
+    assert js_case.output == "Hej from JS, Ada! (Hello Ada)"
+    assert js_case.token_usage is not None and js_case.token_usage.output == 4
 
 
 # -- item 4: inputs as promptfoo reads them ---------------------------------------------------

@@ -363,12 +363,23 @@ def _code(ident: str, config: dict[str, JSON], *, base: Path, out: Path | None) 
             ref = ident
         file, _, function = ref.partition(":")
         suffix = Path(file).suffix.lower()
-        if suffix in _JS_FILE:
+        if suffix in (".ts", ".cts", ".mts"):
             return MappedProvider(
-                unmapped="a JavaScript provider runs in promptfoo's Node.js process; "
-                "rewrite it as a Python `call_api` (it then converts) or an assay "
-                "`python`/`command` target"
+                unmapped="a TypeScript provider needs promptfoo's TypeScript loader; compile "
+                "it to JavaScript (it then converts) or rewrite it as a Python `call_api`"
             )
+        if suffix in _JS_FILE:
+            spec_js: dict[str, JSON] = {
+                "type": "command",
+                "command": [
+                    "python",
+                    "-m",
+                    "assay.interop.promptfoo.call_api",
+                    "--node",
+                    f"{file}:{function}" if function else file,
+                ],
+            }
+            return _finish_code(spec_js, config, base, out, "JavaScript")
         if suffix != ".py":
             return MappedProvider(
                 unmapped=f"a `{suffix or file}` provider file has no assay target; define "
@@ -376,20 +387,29 @@ def _code(ident: str, config: dict[str, JSON], *, base: Path, out: Path | None) 
             )
         argv_spec = [f"{file}:{function or 'call_api'}"]
         kind = "python"
-    cwd = _relative(base, out)
     spec: dict[str, JSON] = {
         "type": "command",
         "command": ["python", "-m", "assay.interop.promptfoo.call_api", *argv_spec],
     }
-    options = {k: v for k, v in config.items()}
-    if options:
-        spec["command"] = [*spec["command"], "--config", json.dumps(options, ensure_ascii=False)]  # type: ignore[misc]
+    return _finish_code(spec, config, base, out, kind)
+
+
+def _finish_code(
+    spec: dict[str, JSON], config: dict[str, JSON], base: Path, out: Path | None, kind: str
+) -> MappedProvider:
+    if config:
+        command = spec["command"]
+        assert isinstance(command, list)
+        spec["command"] = [*command, "--config", json.dumps(config, ensure_ascii=False)]
+    cwd = _relative(base, out)
     if cwd != ".":
         spec["cwd"] = cwd
+    runner = "node" if kind == "JavaScript" else "python"
     note = (
         f"the {kind} provider runs through `python -m assay.interop.promptfoo.call_api` "
         "(promptfoo's contract: prompt, options, context in; {output, tokenUsage, cost, "
         "error} out); `python` must be the interpreter assay is installed in"
+        + (", and `node` must be on PATH" if runner == "node" else "")
     )
     return MappedProvider(spec, approximated=[note])
 

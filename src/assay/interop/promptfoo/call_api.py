@@ -8,6 +8,10 @@ promptfoo does and prints the structured output assay reads back:
 - a Python provider: `call_api(prompt, options, context)` (sync or async), where `prompt` is
   the rendered prompt (a chat prompt as its JSON text), `options` is `{"id", "config"}` and
   `context` is `{"vars", "prompt"}`; it returns `{"output", "tokenUsage", "cost", "error"}`;
+- a JavaScript provider (`--node FILE[:export]`): Node.js imports the file and calls its
+  provider the way promptfoo does: a class is constructed with `{id, config}` and its
+  `callApi(prompt, context, options)` awaited; an object's `callApi` or a plain function is
+  called the same way;
 - an `exec:` provider: the command with the prompt, the options JSON and the context JSON as
   its last three arguments; its standard output (trimmed) is the answer.
 
@@ -108,17 +112,64 @@ def _call_exec(command: str, config: dict[str, Any], case: dict[str, Any]) -> di
     return {"output": done.stdout.strip()}
 
 
+_NODE_SHIM = """
+import { pathToFileURL } from 'node:url';
+const [file, exportName] = [process.argv[1], process.argv[2]];
+let input = '';
+for await (const chunk of process.stdin) input += chunk;
+const { prompt, options, context } = JSON.parse(input);
+const mod = await import(pathToFileURL(file).href);
+const found = exportName ? (mod[exportName] ?? mod.default?.[exportName]) : (mod.default ?? mod);
+let result;
+if (typeof found === 'function' && typeof found.prototype?.callApi === 'function') {
+  result = await new found(options).callApi(prompt, context, options);
+} else if (found && typeof found.callApi === 'function') {
+  result = await found.callApi(prompt, context, options);
+} else if (typeof found === 'function') {
+  result = await found(prompt, context, options);
+} else {
+  throw new Error(`${file} exports no provider (a class with callApi, or a function)`);
+}
+process.stdout.write(JSON.stringify(result ?? {}));
+"""
+
+
+def _call_node(ref: str, config: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:
+    file, sep, export = ref.rpartition(":")
+    if not sep or "/" in export or "." in export:
+        file, export = ref, ""
+    payload = {
+        "prompt": _prompt(case),
+        "options": {"id": f"file://{file}", "config": config},
+        "context": _context(case),
+    }
+    argv = ["node", "--input-type=module", "-e", _NODE_SHIM, str(Path(file).resolve()), export]
+    try:
+        done = subprocess.run(
+            argv, input=json.dumps(payload), capture_output=True, text=True, check=False
+        )
+    except FileNotFoundError:
+        raise SystemExit("`node` is not installed; a JavaScript provider needs Node.js") from None
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        raise SystemExit(f"the JavaScript provider {file} failed (exit {done.returncode})")
+    return _structured(json.loads(done.stdout or "{}"))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Call the provider named on the command line with the case read from stdin."""
     parser = argparse.ArgumentParser(prog="python -m assay.interop.promptfoo.call_api")
     parser.add_argument("provider", nargs="?", help="FILE.py[:function] (default call_api)")
     parser.add_argument("--exec", dest="command", help="an exec: provider's command line")
+    parser.add_argument("--node", help="a JavaScript provider FILE.js[:export]")
     parser.add_argument("--config", default="{}", help="the provider's config, as JSON")
     args = parser.parse_args(argv)
     case = json.loads(sys.stdin.read() or "{}")
     config = json.loads(args.config)
     if args.command:
         out = _call_exec(args.command, config, case)
+    elif args.node:
+        out = _call_node(args.node, config, case)
     elif args.provider:
         out = _call_python(args.provider, config, case)
     else:
