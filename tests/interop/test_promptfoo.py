@@ -213,5 +213,5 @@ def test_bad_configs_are_located_errors(tmp_path: Path) -> None:
         "promptfoo renders it empty, and so does the case"
     ]
     missing = write(tmp_path / "m.yaml", "prompts: [hi]\ntests: file://nowhere.csv\n")
-    with pytest.raises(ConfigError, match=r"m.yaml:2 tests\[0\]: cannot read 'nowhere.csv'"):
+    with pytest.raises(ConfigError, match=r"m.yaml:2 tests: cannot read 'nowhere.csv'"):
         convert_promptfoo(missing, display="m.yaml")

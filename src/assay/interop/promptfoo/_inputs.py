@@ -16,6 +16,7 @@ import io
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,51 @@ def _looks_like_json(text: str) -> bool:
     return False
 
 
+def _parsed(text: str) -> Any:
+    """The rendered prompt parsed as promptfoo's chat providers parse it (None: plain text).
+
+    Raises:
+        Unsupported: invalid YAML after `- role:`, or text that looks like JSON but is not.
+    """
+    stripped = text.strip()
+    if stripped.startswith("- role:"):
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise Unsupported(f"the rendered chat prompt is not valid YAML: {exc}") from None
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, ValueError) as exc:
+        if _looks_like_json(stripped):
+            raise Unsupported(
+                f"the rendered prompt looks like JSON but is not ({exc}); promptfoo's "
+                "chat providers refuse it too: fix the template"
+            ) from None
+        return None
+
+
+def _message(m: dict[str, Any]) -> dict[str, JSON]:
+    """One chat message as an assay input message (text content).
+
+    Raises:
+        Unsupported: image or audio content parts, or a role assay inputs do not take.
+    """
+    content = m.get("content")
+    if isinstance(content, list):
+        if not all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+            raise Unsupported(
+                "a chat message holds a list of content parts (images, audio); assay "
+                "inputs are text messages, so this case cannot be carried over"
+            )
+        content = "\n".join(str(p.get("text")) for p in content)
+    role = "system" if m.get("role") == "developer" else m.get("role")
+    if role not in ROLES:
+        raise Unsupported(f"a chat message has the role '{role}'; assay inputs take {ROLES}")
+    if content is None:
+        content = ""
+    return {"role": role, "content": content if isinstance(content, str) else json.dumps(content)}
+
+
 def parse_chat(text: str) -> JSON:
     """promptfoo's `parseChatPrompt`: a list of {role, content} messages, or the text.
 
@@ -124,50 +170,12 @@ def parse_chat(text: str) -> JSON:
         Unsupported: a message's content is a list of parts (images), or the text looks like
             JSON but is not (promptfoo's chat providers fail on it too).
     """
-    stripped = text.strip()
-    parsed: Any
-    if stripped.startswith("- role:"):
-        try:
-            parsed = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise Unsupported(f"the rendered chat prompt is not valid YAML: {exc}") from None
-    else:
-        try:
-            parsed = json.loads(text)
-        except (json.JSONDecodeError, ValueError) as exc:
-            if _looks_like_json(stripped):
-                raise Unsupported(
-                    f"the rendered prompt looks like JSON but is not ({exc}); promptfoo's "
-                    "chat providers refuse it too: fix the template"
-                ) from None
-            return text
+    parsed = _parsed(text)
     if not isinstance(parsed, list) or not parsed:
         return text
     if not all(isinstance(m, dict) and "role" in m for m in parsed):
         return text
-    messages: list[JSON] = []
-    for m in parsed:
-        content = m.get("content")
-        if isinstance(content, list):
-            texts = [p.get("text") for p in content if isinstance(p, dict)]
-            if all(isinstance(p, dict) and p.get("type") == "text" for p in content):
-                content = "\n".join(str(t) for t in texts)
-            else:
-                raise Unsupported(
-                    "a chat message holds a list of content parts (images, audio); assay "
-                    "inputs are text messages, so this case cannot be carried over"
-                )
-        if content is None:
-            content = ""
-        role = m.get("role")
-        if role == "developer":
-            role = "system"
-        if role not in ROLES:
-            raise Unsupported(f"a chat message has the role '{role}'; assay inputs take {ROLES}")
-        messages.append(
-            {"role": role, "content": content if isinstance(content, str) else json.dumps(content)}
-        )
-    return messages
+    return [_message(m) for m in parsed]
 
 
 def load_var_file(ref: str, base: Path) -> JSON:
@@ -262,6 +270,78 @@ def _assertion(cell: str, known: Callable[[str], bool]) -> dict[str, JSON]:
     return {"type": "equals", "value": cell}
 
 
+def _metadata(key: str, cell: str) -> JSON:
+    """`__metadata:key` is the text; `__metadata:key[]` splits on unescaped commas."""
+    if not key.endswith("[]"):
+        return cell
+    parts = re.split(r"(?<!\\),", cell)
+    return [p.replace("\\,", ",").strip() for p in parts if p.strip()]
+
+
+def _number(cell: str) -> JSON:
+    try:
+        return float(cell)
+    except ValueError:
+        return cell
+
+
+@dataclass
+class _Row:
+    """A CSV row being read: the test and what could not be read."""
+
+    test: dict[str, Any] = field(default_factory=lambda: {"vars": {}})
+    asserts: dict[str, dict[str, JSON]] = field(default_factory=dict)
+    metadata: dict[str, JSON] = field(default_factory=dict)
+    options: dict[str, JSON] = field(default_factory=dict)
+    configs: list[tuple[str, str, str]] = field(default_factory=list)
+    metric: str = ""
+    unread: list[str] = field(default_factory=list)
+
+    def read(self, column: str, cell: str, known: Callable[[str], bool]) -> None:
+        if not column.startswith("__"):
+            self.test["vars"][column] = cell
+        elif column.startswith("__expected"):
+            if cell:
+                self.asserts[column] = _assertion(cell, known)
+        elif column.startswith("__metadata:"):
+            key = column.removeprefix("__metadata:")
+            if key:
+                self.metadata[key.removesuffix("[]")] = _metadata(key, cell)
+        elif column.startswith("__config:"):
+            _, target, key = [*column.split(":"), "", ""][:3]
+            self.configs.append((target, key, cell))
+        else:
+            self._special(column, cell)
+
+    def _special(self, column: str, cell: str) -> None:
+        if column == "__description":
+            self.test["description"] = cell
+        elif column in ("__prefix", "__suffix"):
+            if cell:
+                self.options[column[2:]] = cell
+        elif column == "__metric":
+            self.metric = cell
+        elif column == "__threshold" and isinstance(_number(cell), float):
+            self.test["threshold"] = _number(cell)
+        elif cell:
+            self.unread.append(column)
+
+    def finish(self) -> dict[str, Any]:
+        for target, key, cell in self.configs:
+            for name, spec in self.asserts.items():
+                if target in ("__expected", name) and cell != "":
+                    spec[key] = _number(cell)
+        for spec in self.asserts.values():
+            if self.metric:
+                spec.setdefault("metric", self.metric)
+        self.test["assert"] = list(self.asserts.values())
+        if self.metadata:
+            self.test["metadata"] = self.metadata
+        if self.options:
+            self.test["options"] = self.options
+        return self.test
+
+
 def csv_test(
     row: dict[str, str], known: Callable[[str], bool]
 ) -> tuple[dict[str, JSON], list[str]]:
@@ -269,64 +349,10 @@ def csv_test(
     assertions; `__description`, `__prefix`, `__suffix`, `__metric`, `__threshold`,
     `__metadata:key` (`key[]` splits on commas) and `__config:__expected[N]:key`. Returns the
     test and the special columns it could not read."""
-    test: dict[str, Any] = {"vars": {}}
-    asserts: dict[str, dict[str, JSON]] = {}
-    metadata: dict[str, JSON] = {}
-    options: dict[str, JSON] = {}
-    configs: list[tuple[str, str, str]] = []
-    unread: list[str] = []
+    reading = _Row()
     for column, cell in row.items():
-        column = (column or "").strip()
-        cell = cell if isinstance(cell, str) else ""
-        if column.startswith("__expected"):
-            if cell:
-                asserts[column] = _assertion(cell, known)
-        elif column == "__description":
-            test["description"] = cell
-        elif column in ("__prefix", "__suffix"):
-            if cell:
-                options[column[2:]] = cell
-        elif column == "__metric":
-            test["_metric"] = cell
-        elif column == "__threshold":
-            try:
-                test["threshold"] = float(cell)
-            except ValueError:
-                unread.append(f"{column} '{cell}' is not a number")
-        elif column.startswith("__metadata:"):
-            key = column.removeprefix("__metadata:")
-            if key.endswith("[]"):
-                parts = re.split(r"(?<!\\),", cell)
-                metadata[key[:-2]] = [p.replace("\\,", ",").strip() for p in parts if p.strip()]
-            elif key:
-                metadata[key] = cell
-        elif column.startswith("__config:"):
-            _, target, key = (column.split(":") + ["", ""])[:3]
-            configs.append((target, key, cell))
-        elif column.startswith("__"):
-            if cell:
-                unread.append(column)
-        else:
-            test["vars"][column] = cell
-    metric = test.pop("_metric", None)
-    for target, key, cell in configs:
-        value: JSON = cell
-        try:
-            value = float(cell)
-        except ValueError:
-            pass
-        for name, spec in asserts.items():
-            if target in ("__expected", name) and cell != "":
-                spec[key] = value
-    for spec in asserts.values():
-        if metric:
-            spec.setdefault("metric", metric)
-    test["assert"] = list(asserts.values())
-    if metadata:
-        test["metadata"] = metadata
-    if options:
-        test["options"] = options
-    return test, unread
+        reading.read((column or "").strip(), cell if isinstance(cell, str) else "", known)
+    return reading.finish(), reading.unread
 
 
 def read_csv(text: str) -> list[tuple[int, dict[str, str]]]:

@@ -145,12 +145,10 @@ def map_provider(
     `base` is the promptfoo config's directory (promptfoo resolves files against it), `out` the
     directory the suite will be written to (paths in the target are made relative to it).
     """
+    family, rest = _family(ident)
     if ident.startswith(("http://", "https://")):
         return _http(ident, config)
-    family, rest = _family(ident)
-    if family in ("http", "https") and rest.startswith("//"):
-        return _http(ident, config)
-    if family == "http" and not rest:
+    if family in ("http", "https") and not rest:
         url = config.get("url")
         if isinstance(url, str):
             return _http(url, config)
@@ -165,32 +163,32 @@ def map_provider(
                 "message (promptfoo's echo returns the whole rendered prompt)"
             ],
         )
-    if family == "anthropic":
-        kind, _, model = rest.partition(":")
-        model = model if kind in _CHAT_KINDS and model else rest
-        if not model:
-            return MappedProvider(unmapped="the provider id names no model")
-        return _chat({"type": "anthropic", "model": model}, config)
-    if family in _PRESET_FAMILIES or family in _ENDPOINTS:
-        kind = rest.partition(":")[0]
-        if kind in _NOT_CHAT:
-            return MappedProvider(unmapped=_NOT_CHAT[kind])
-        model = _model_of(rest)
-        if not model:
-            return MappedProvider(unmapped="the provider id names no model")
-        spec: dict[str, JSON] = {"type": "openai"}
-        if family in _PRESET_FAMILIES:
-            preset = _PRESET_FAMILIES[family]
-            if preset != "openai":
-                spec["provider"] = preset
-        else:
-            url, key = _ENDPOINTS[family]
-            spec.update(base_url=url, api_key_env=key)
-        spec["model"] = model
-        if spec.get("provider") == "azure":
-            return _azure(spec, model, config)
-        return _chat(spec, config)
+    if family == "anthropic" or family in _PRESET_FAMILIES or family in _ENDPOINTS:
+        return _model_api(family, rest, config)
     return MappedProvider(unmapped=f"assay has no target for promptfoo's `{family}` provider")
+
+
+def _model_api(family: str, rest: str, config: dict[str, JSON]) -> MappedProvider:
+    """A model API family: anthropic, a preset, or an OpenAI-compatible endpoint."""
+    kind = rest.partition(":")[0]
+    if kind in _NOT_CHAT:
+        return MappedProvider(unmapped=_NOT_CHAT[kind])
+    model = _model_of(rest)
+    if not model:
+        return MappedProvider(unmapped="the provider id names no model")
+    if family == "anthropic":
+        return _chat({"type": "anthropic", "model": model}, config)
+    spec: dict[str, JSON] = {"type": "openai"}
+    if family in _PRESET_FAMILIES:
+        if _PRESET_FAMILIES[family] != "openai":
+            spec["provider"] = _PRESET_FAMILIES[family]
+    else:
+        url, key = _ENDPOINTS[family]
+        spec.update(base_url=url, api_key_env=key)
+    spec["model"] = model
+    if spec.get("provider") == "azure":
+        return _azure(spec, model, config)
+    return _chat(spec, config)
 
 
 def _azure(spec: dict[str, JSON], model: str, config: dict[str, JSON]) -> MappedProvider:
@@ -216,39 +214,41 @@ def _chat(spec: dict[str, JSON], config: dict[str, JSON]) -> MappedProvider:
     extra: dict[str, JSON] = {}
     for key, value in config.items():
         if key in _CONFIG:
-            option = _CONFIG[key]
-            if option == "api_key_env" and spec.get("provider") is None and "base_url" in spec:
-                spec[option] = value
-            elif option == "base_url" and isinstance(value, str):
-                spec[option] = _env_template(value)
-            else:
-                spec[option] = value
+            spec[_CONFIG[key]] = _env_template(value) if isinstance(value, str) else value
         elif key in _BODY and spec["type"] == "openai":
             extra[key] = value
-        elif key == "tools" and isinstance(value, list):
-            tools = _tools(value)
-            if tools is None:
-                mapped.dropped.append(
-                    f"config.tools: not in OpenAI's function format; write the target's "
-                    "`tools` as {name, description, parameters}"
-                )
-            else:
-                spec["tools"] = tools
-        elif key in ("apiKey",):
-            mapped.dropped.append(
-                "config.apiKey: a key written in the config is not copied into the suite; "
-                f"export it and set `api_key_env` (default {spec.get('api_key_env') or 'the preset'})"
-            )
-        elif key == "systemPrompt" and isinstance(value, str):
-            spec["system_prompt"] = value
         else:
-            mapped.dropped.append(
-                f"config.{key}: no matching option on the `{spec['type']}` target; set it "
-                "by hand (openai targets pass request fields through `extra_body`)"
-            )
+            problem = _chat_key(spec, key, value)
+            if problem:
+                mapped.dropped.append(problem)
     if extra:
         spec["extra_body"] = extra
     return mapped
+
+
+def _chat_key(spec: dict[str, JSON], key: str, value: JSON) -> str | None:
+    """Set one more config key on a model target, or say why it is left out."""
+    if key == "systemPrompt" and isinstance(value, str):
+        spec["system_prompt"] = value
+        return None
+    if key == "tools" and isinstance(value, list):
+        tools = _tools(value)
+        if tools is not None:
+            spec["tools"] = tools
+            return None
+        return (
+            "config.tools: not in OpenAI's function format; write the target's `tools` as "
+            "{name, description, parameters}"
+        )
+    if key == "apiKey":
+        return (
+            "config.apiKey: a key written in the config is not copied into the suite; export "
+            "it and name its variable in `api_key_env`"
+        )
+    return (
+        f"config.{key}: no matching option on the `{spec['type']}` target; set it by hand "
+        "(openai targets pass request fields through `extra_body`)"
+    )
 
 
 def _tools(value: list[JSON]) -> list[JSON] | None:
@@ -306,49 +306,42 @@ def _http(url: str, config: dict[str, JSON]) -> MappedProvider:
     spec: dict[str, JSON] = {"type": "http", "url": _env_template(url)}
     mapped = MappedProvider(spec)
     method = config.pop("method", None)
-    if isinstance(method, str):
-        if method.upper() in ("POST", "PUT", "GET"):
-            spec["method"] = method.upper()
-        else:
-            mapped.dropped.append(
-                f"config.method {method}: assay's http target sends POST, PUT or GET"
-            )
+    if isinstance(method, str) and method.upper() in ("POST", "PUT", "GET"):
+        spec["method"] = method.upper()
+    elif method is not None:
+        mapped.dropped.append(f"config.method {method}: the http target sends POST, PUT or GET")
     headers = config.pop("headers", None)
     if isinstance(headers, dict):
         spec["headers"] = {str(k): _env_template(str(v)) for k, v in headers.items()}
-    body = config.pop("body", None)
+    _http_body(spec, mapped, config.pop("body", None))
+    transform = config.pop("transformResponse", config.pop("responseParser", None))
+    path = _json_path(transform) if isinstance(transform, str) else None
+    spec["output_path"] = path or "$"
+    if isinstance(transform, str) and path is None:
+        mapped.dropped.append(
+            f"config.transformResponse `{transform.strip()[:80]}`: only a plain `json.a.b[0]` "
+            "path converts (to `output_path`); the target reads the whole JSON reply; set "
+            "`output_path` to the JSONPath of the answer"
+        )
+    mapped.dropped += [
+        f"config.{key}: no matching option on the http target; set it by hand" for key in config
+    ]
+    return mapped
+
+
+def _http_body(spec: dict[str, JSON], mapped: MappedProvider, body: JSON) -> None:
     if isinstance(body, str):
         try:
             body = json.loads(body)
         except json.JSONDecodeError:
             mapped.approximated.append(
-                "config.body is text that is not JSON; it is sent as the JSON string "
-                "`body` (assay's http target sends JSON bodies)"
+                "config.body is text that is not JSON; it is sent as a JSON string (assay's "
+                "http target sends JSON bodies)"
             )
-    if body is not None:
-        spec["body"] = _vars_template(body)
-    else:
-        spec["body"] = {"prompt": "{{ prompt }}"}
-        mapped.approximated.append("the http provider has no `body`; the target sends {prompt: …}")
-    transform = config.pop("transformResponse", config.pop("responseParser", None))
-    if isinstance(transform, str):
-        path = _json_path(transform)
-        if path is not None:
-            spec["output_path"] = path
-        else:
-            spec["output_path"] = "$"
-            mapped.dropped.append(
-                f"config.transformResponse `{transform.strip()[:80]}`: only a plain "
-                "`json.a.b[0]` path converts (to `output_path`); the target reads the whole "
-                "JSON reply; set `output_path` to the JSONPath of the answer"
-            )
-    else:
-        spec["output_path"] = "$"
-    for key in config:
-        mapped.dropped.append(
-            f"config.{key}: no matching option on the http target; set it by hand"
-        )
-    return mapped
+    if body is None:
+        body = {"prompt": "{{ prompt }}"}
+        mapped.approximated.append("the http provider has no `body`; the target sends {prompt}")
+    spec["body"] = _vars_template(body)
 
 
 def _code(ident: str, config: dict[str, JSON], *, base: Path, out: Path | None) -> MappedProvider:
