@@ -349,3 +349,19 @@ def test_i25_7_each_dropped_item_is_one_located_warning_and_the_summary_counts_t
         "anthropic, http, command, python)",
     ]
     assert "1 item left out, 2 approximated (each listed above)" in done.stdout
+
+
+def test_i25_4_dump_is_json_stringify_and_var_references_resolve(tmp_path: Path) -> None:
+    config = tmp_path / "dump.yaml"
+    config.write_text(
+        "prompts: ['Data: {{ facts | dump }} / {{ greeting }}']\n"
+        "providers: [openai:gpt-4o-mini]\n"
+        "tests:\n"
+        "  - vars:\n"
+        "      facts: {a: [1, 2], b: é}\n"
+        "      name: Ada\n"
+        "      greeting: 'Hi {{name}}'\n"
+    )
+    conversion = convert_promptfoo(config, display="dump.yaml")
+    (case,) = conversion.suite["tests"]
+    assert case["input"] == 'Data: {"a":[1,2],"b":"é"} / Hi Ada'

@@ -203,7 +203,11 @@ def _top_level_notes(reader: Reader, data: dict[str, JSON]) -> None:
             reader.note((key,), f"`{key}` is not converted: {advice}")
     for key in data:
         if key not in _KNOWN_TOP:
-            reader.note((key,), f"`{key}` is not a promptfoo key the converter knows")
+            reader.note(
+                (key,),
+                f"`{key}` is not a promptfoo key the converter knows; check its spelling, or "
+                "carry it over by hand",
+            )
     if "redteam" in data and not data.get("tests"):
         reader.note(
             ("redteam",),

@@ -396,7 +396,10 @@ class Reader:
             where: LocPath = (*path, n)
             self.source.entries[where] = Located(name, line)
             for column in unread:
-                self.note(where, f"CSV column {column} is not converted")
+                self.note(
+                    where,
+                    f"CSV column {column} is not converted; put its value in the case by hand",
+                )
             out.append((where, test))
         return out
 
