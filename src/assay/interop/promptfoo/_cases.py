@@ -9,6 +9,7 @@ meaning: it passes when the provider answers (`ANSWERED`).
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ from assay.interop.promptfoo._inputs import (
     resolve_var_references,
 )
 from assay.interop.promptfoo._providers import judge_spec
+from assay.interop.promptfoo._pycode import call_python
 from assay.interop.promptfoo._reader import Prompt, Reader, TestRef, slug
 from assay.results import JSON
 
@@ -157,7 +159,7 @@ class _Builder:
     def add(self, test: _Test) -> None:
         for v, raw_vars in enumerate(test.variants):
             try:
-                variables = _load_vars(self.reader, raw_vars)
+                variables = _load_vars(self.reader, raw_vars, test.path)
             except Unsupported as exc:
                 self.reader.note((*test.path, "vars"), f"the test is left out: {exc}")
                 return
@@ -291,14 +293,27 @@ def _allowed(prompt: Prompt, allowed: list[JSON]) -> bool:
     return False
 
 
-def _load_vars(reader: Reader, variables: dict[str, JSON]) -> dict[str, JSON]:
-    """`file://` vars loaded as promptfoo loads them, then `{{ var }}` references resolved.
+def _load_vars(reader: Reader, variables: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
+    """`file://` vars loaded as promptfoo loads them (a Python var's `get_var` called once,
+    now), then `{{ var }}` references resolved.
 
     Raises:
-        Unsupported: a var promptfoo computes with code, a PDF, or an unreadable file.
+        Unsupported: a var computed by JavaScript, a PDF, an unreadable file, a failing call.
     """
     out: dict[str, JSON] = {}
     for key, value in variables.items():
-        is_file = isinstance(value, str) and value.startswith("file://")
-        out[key] = load_var_file(value, reader.base) if is_file else value
+        if isinstance(value, str) and re.search(r"^file://.+\.py(:\w+)?$", value):
+            result = call_python(reader.base, value, [key, "", {**variables, **out}], "get_var")
+            if not isinstance(result, dict) or "output" not in result:
+                raise Unsupported(f"'{value}' returned no `output` ({str(result)[:80]})")
+            out[key] = result["output"]
+            reader.approx(
+                (*path, "vars", key),
+                f"the variable was computed by '{value}' once, now (promptfoo calls it for "
+                "every case, with the prompt); import again to refresh it",
+            )
+        elif isinstance(value, str) and value.startswith("file://"):
+            out[key] = load_var_file(value, reader.base)
+        else:
+            out[key] = value
     return resolve_var_references(out)
