@@ -68,12 +68,34 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
 
 
-def find_configs(root: Path) -> list[Path]:
-    """Every promptfoo config file under `root`, in a stable order."""
+def _looks_like_config(path: Path) -> bool:
+    """Any YAML file whose top level has `prompts`, `providers` or `targets`, or `tests`
+    with `redteam` (a config by content: generated redteam.yaml files and the like)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    return bool({"prompts", "providers", "targets"} & set(data)) or {"tests", "redteam"} <= set(
+        data
+    )
+
+
+def find_configs(root: Path, *, by_content: bool = False) -> list[Path]:
+    """Every promptfoo config file under `root`, in a stable order: files named
+    `promptfooconfig*`, and with `by_content` also YAML files that hold a config."""
     found: list[Path] = []
     for directory, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        found += [Path(directory) / f for f in sorted(files) if CONFIG_NAME.fullmatch(f)]
+        for name in sorted(files):
+            path = Path(directory) / name
+            if CONFIG_NAME.fullmatch(name) or (
+                by_content and name.endswith((".yaml", ".yml")) and _looks_like_config(path)
+            ):
+                found.append(path)
     return found
 
 
@@ -192,9 +214,15 @@ def main() -> None:
     parser.add_argument("--show", type=int, default=3, help="configs listed per cause")
     parser.add_argument("--json", type=Path, help="also write every outcome to this file")
     parser.add_argument("--only", help="only configs whose path contains this text")
+    parser.add_argument(
+        "--by-content",
+        action="store_true",
+        help="also count YAML files that hold a config under another name (redteam.yaml …)",
+    )
     args = parser.parse_args()
     root: Path = args.root.resolve()
-    configs = find_configs(root / "examples" if (root / "examples").is_dir() else root)
+    examples = root / "examples" if (root / "examples").is_dir() else root
+    configs = find_configs(examples, by_content=args.by_content)
     if args.only:
         configs = [c for c in configs if args.only in str(c)]
     env = {**os.environ, **{key: "placeholder-key" for key in KEYS}}
