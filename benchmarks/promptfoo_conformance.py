@@ -4,7 +4,8 @@ converts into a suite that `assay validate` accepts as it comes out (issue 25).
 For every `promptfooconfig*.{yaml,yml,json,js,ts,…}` under the directory given (a promptfoo
 checkout, or just its `examples/`), the script runs `assay import promptfoo CONFIG -o SUITE`
 in this process (through the CLI's own entry point, so exit codes and messages are the user's)
-into a temporary directory, then `assay validate SUITE` in a subprocess, with placeholder API
+into a temporary directory, then `assay validate SUITE` (in this process too; `--isolated` runs
+it in a subprocess), with placeholder API
 keys in the environment (a missing key is only a warning in `validate`, but the placeholders
 keep the output quiet). It prints the counts and, for each failing config, its first error,
 grouped by cause. Usage:
@@ -99,22 +100,37 @@ def find_configs(root: Path, *, by_content: bool = False) -> list[Path]:
     return found
 
 
-def _import(config: Path, suite: Path) -> tuple[int, str, str]:
-    """`assay import promptfoo CONFIG -o SUITE` in this process: (exit code, stdout, stderr)."""
+def _cli(argv: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
+    """An `assay` command in this process, through the CLI's own entry point (exit codes and
+    messages are the user's): (exit code, stdout, stderr)."""
     from assay.cli._main import main
 
     out, err = io.StringIO(), io.StringIO()
     code = 0
+    here = Path.cwd()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            main(["import", "promptfoo", str(config), "-o", str(suite), "--force"])
+            if cwd is not None:
+                os.chdir(cwd)
+            main(argv)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            os.chdir(here)
     return code, out.getvalue(), err.getvalue()
 
 
-def _validate(suite: Path, env: dict[str, str]) -> tuple[int, str]:
-    """`assay validate SUITE` in a subprocess (it imports python targets' modules)."""
+def _import(config: Path, suite: Path) -> tuple[int, str, str]:
+    """`assay import promptfoo CONFIG -o SUITE --force`."""
+    return _cli(["import", "promptfoo", str(config), "-o", str(suite), "--force"])
+
+
+def _validate(suite: Path, env: dict[str, str], *, isolated: bool) -> tuple[int, str]:
+    """`assay validate SUITE`: in this process (converted suites name no python target, so
+    no user module is imported), or with `isolated` in a subprocess."""
+    if not isolated:
+        code, out, err = _cli(["validate", str(suite)], cwd=suite.parent)
+        return code, err + out
     assay = Path(sys.executable).with_name("assay")
     try:
         done = subprocess.run(
@@ -151,7 +167,9 @@ def cause(error: str) -> str:
     return text[:110]
 
 
-def measure(config: Path, root: Path, work: Path, env: dict[str, str]) -> Outcome:
+def measure(
+    config: Path, root: Path, work: Path, env: dict[str, str], *, isolated: bool
+) -> Outcome:
     name = str(config.relative_to(root))
     outcome = Outcome(name)
     suite = work / (re.sub(r"[^\w.-]+", "_", name) + ".eval.yaml")
@@ -166,7 +184,7 @@ def measure(config: Path, root: Path, work: Path, env: dict[str, str]) -> Outcom
     outcome.imported = True
     wrote = re.search(r", (\d+) tests?", out)
     outcome.tests = int(wrote.group(1)) if wrote else None
-    code, text = _validate(suite, env)
+    code, text = _validate(suite, env, isolated=isolated)
     if "Traceback (most recent call last)" in text:
         outcome.traceback = True
     if code == 0:
@@ -215,6 +233,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write every outcome to this file")
     parser.add_argument("--only", help="only configs whose path contains this text")
     parser.add_argument(
+        "--isolated",
+        action="store_true",
+        help="run each `assay validate` in its own process (slower; same verdicts)",
+    )
+    parser.add_argument(
         "--by-content",
         action="store_true",
         help="also count YAML files that hold a config under another name (redteam.yaml …)",
@@ -230,7 +253,7 @@ def main() -> None:
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="pf-conformance-") as tmp:
         for config in configs:
-            outcomes.append(measure(config, root, Path(tmp), env))
+            outcomes.append(measure(config, root, Path(tmp), env, isolated=args.isolated))
     report(outcomes, args.show)
     by_ext = Counter(Path(o.config).suffix for o in outcomes)
     print(f"\nconfig files by extension: {dict(sorted(by_ext.items()))}")
