@@ -368,3 +368,23 @@ def test_i25_4_dump_is_json_stringify_and_var_references_resolve(tmp_path: Path)
     conversion = convert_promptfoo(config, display="dump.yaml")
     (case,) = conversion.suite["tests"]
     assert case["input"] == 'Data: {"a":[1,2],"b":"é"} / Hi Ada'
+
+
+def test_i25_4_nunjucks_object_loops_render_a_chat_history(tmp_path: Path) -> None:
+    (tmp_path / "chat.json").write_text(
+        "[{% for message in history %}{% for role, content in message %}"
+        '{"role": "{{ role }}", "content": {{ content | dump }}},{% endfor %}{% endfor %}'
+        '{"role": "user", "content": {{ question | dump }}}]'
+    )
+    config = tmp_path / "history.yaml"
+    config.write_text(
+        "prompts: [file://chat.json]\nproviders: [openai:gpt-4o-mini]\n"
+        "defaultTest:\n  vars:\n    history: [{user: Hi}, {assistant: Hello}]\n"
+        "tests:\n  - vars: {question: 'And then?'}\n"
+    )
+    (case,) = convert_promptfoo(config, display="history.yaml").suite["tests"]
+    assert case["input"] == [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "user", "content": "And then?"},
+    ]

@@ -72,15 +72,27 @@ def make_env(missing: set[str]) -> Any:
             return json.dumps(value, ensure_ascii=False, indent=indent)
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
+    def pairs(value: Any) -> Any:
+        return list(value.items()) if isinstance(value, dict) else value
+
     env = SandboxedEnvironment(undefined=_Recorded, keep_trailing_newline=True)
     env.filters["dump"] = dump
+    env.filters["nunjucks_pairs"] = pairs
     env.filters["load"] = lambda v: json.loads(v) if isinstance(v, str) else v
     return env
 
 
+_PAIR_LOOP = re.compile(r"(\{%-?\s*for\s+\w+\s*,\s*\w+\s+in\s+)(.+?)(\s*-?%\})")
+
+
+def _nunjucks(template: str) -> str:
+    """Nunjucks loops over an object's pairs with `for k, v in obj`; Jinja2 needs `.items()`."""
+    return _PAIR_LOOP.sub(r"\1(\2) | nunjucks_pairs\3", template)
+
+
 def _render_in(env: Any, value: Any, variables: dict[str, JSON]) -> Any:
     if isinstance(value, str):
-        return env.from_string(value).render(variables)
+        return env.from_string(_nunjucks(value)).render(variables)
     if isinstance(value, list):
         return [_render_in(env, v, variables) for v in value]
     if isinstance(value, dict):
@@ -98,10 +110,10 @@ def render_prompt(env: Any, raw: str, variables: dict[str, JSON]) -> JSON:
     try:
         parsed = json.loads(raw)
     except (json.JSONDecodeError, ValueError):
-        text = env.from_string(raw).render(variables)
+        text = env.from_string(_nunjucks(raw)).render(variables)
     else:
         if isinstance(parsed, str | int | float | bool) or parsed is None:
-            text = env.from_string(raw).render(variables)
+            text = env.from_string(_nunjucks(raw)).render(variables)
         else:
             text = json.dumps(_render_in(env, parsed, variables), ensure_ascii=False, indent=2)
     return parse_chat(text)
