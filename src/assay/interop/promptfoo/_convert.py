@@ -179,8 +179,7 @@ def _judge(reader: Reader, suite: dict[str, JSON], default: dict[str, JSON]) -> 
         judge, why = judge_spec(options["provider"])
         if why:
             reader.note(("defaultTest", "options", "provider"), f"{why}; set the suite's `judge`")
-    text = json.dumps(suite)
-    if '"type": "llm-grader"' not in text and '"type": "factuality"' not in text:
+    if not _needs_judge(suite):
         return suite
     if judge is None:
         judge = dict(DEFAULT_GRADER)
@@ -195,6 +194,42 @@ def _judge(reader: Reader, suite: dict[str, JSON], default: dict[str, JSON]) -> 
             out["judge"] = judge
         out[key] = value
     return out
+
+
+def _needs_judge(suite: dict[str, JSON]) -> bool:
+    """Whether a grader of the suite asks the default judge (as `assay validate` decides)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from assay.graders import Composite, GraderSpec, JudgedGrader
+
+    adapter: TypeAdapter[object] = TypeAdapter(GraderSpec)
+    seen: set[str] = set()
+
+    def asks(grader: object) -> bool:
+        if isinstance(grader, Composite):
+            return any(asks(member) for member in grader.assertions)
+        if not isinstance(grader, JudgedGrader) or not grader.requires_judge:
+            return False
+        return grader.judge is None or grader.judge.model is None
+
+    def listed(value: JSON) -> list[JSON]:
+        return value if isinstance(value, list) else []
+
+    specs = listed(suite.get("assertions"))
+    for test in listed(suite.get("tests")):
+        if isinstance(test, dict):
+            specs = specs + listed(test.get("assertions"))
+    for spec in specs:
+        key = json.dumps(spec, sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            if asks(adapter.validate_python(spec)):
+                return True
+        except ValidationError:
+            continue
+    return False
 
 
 def _top_level_notes(reader: Reader, data: dict[str, JSON]) -> None:
