@@ -388,3 +388,18 @@ def test_i25_4_nunjucks_object_loops_render_a_chat_history(tmp_path: Path) -> No
         {"role": "assistant", "content": "Hello"},
         {"role": "user", "content": "And then?"},
     ]
+
+
+def test_i25_4_a_python_prompt_function_is_called_per_case() -> None:
+    config = FIXTURES / "prompt_function.yaml"
+    conversion = convert_promptfoo(config, display="prompt_function.yaml")
+    (case,) = conversion.suite["tests"]
+    assert case["input"] == [  # what it returns is rendered and parsed, as promptfoo does
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Tell me about owls in haiku."},
+    ]
+    (note,) = warnings(conversion)
+    assert note.startswith(
+        "prompt_function.yaml:2 prompts[0]: approximated: prompt function 'prompt_fn.py:chat' "
+        "is called once per case"
+    )

@@ -9,6 +9,7 @@ meaning: it passes when the provider answers (`ANSWERED`).
 from __future__ import annotations
 
 import copy
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -185,7 +186,8 @@ class _Builder:
         suffix = str(test.options.get("suffix") or "")
         self.missing.clear()
         try:
-            rendered = render_prompt(self.env, prefix + prompt.raw + suffix, variables)
+            raw = prompt.raw if prompt.function is None else self.call(prompt.function, variables)
+            rendered = render_prompt(self.env, prefix + raw + suffix, variables)
         except Unsupported as exc:
             self.reader.note(test.path, f"case '{case_id}' is left out: {exc}")
             return None
@@ -203,6 +205,20 @@ class _Builder:
                 "test does not set; promptfoo renders it empty, and so does the case",
             )
         return rendered
+
+    def call(self, function: str, variables: dict[str, JSON]) -> str:
+        """A Python prompt function's prompt for these vars, as promptfoo takes it: a string,
+        `{prompt, config}` (the prompt), or anything else as its JSON.
+
+        Raises:
+            Unsupported: the call fails.
+        """
+        result = call_python(
+            self.reader.base, function, [{"vars": variables, "provider": {}}], "prompt"
+        )
+        if isinstance(result, dict) and "prompt" in result:
+            result = result["prompt"]
+        return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
 
     def case(
         self, test: _Test, case_id: str, rendered: JSON, prompt: Prompt, variables: dict[str, JSON]

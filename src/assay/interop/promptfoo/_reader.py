@@ -101,10 +101,12 @@ def slug(text: str, default: str) -> str:
 
 @dataclass
 class Prompt:
-    """One prompt: its label (part of case ids) and its raw template text."""
+    """One prompt: its label (part of case ids) and its raw template text, or the Python
+    prompt function (`file.py:function`) that builds it for each case."""
 
     label: str
     raw: str
+    function: str | None = None
 
 
 def _known_assertion(kind: str) -> bool:
@@ -248,11 +250,21 @@ class Reader:
         if not text.startswith("file://"):
             return [Prompt(label, text)]
         ref = text.removeprefix("file://")
+        if _CODE_REF.search(ref) and ".py" in ref:
+            self.approx(
+                path,
+                f"prompt function '{ref}' is called once per case, now, and what it returns "
+                "written into the case (promptfoo calls it on every eval, with the provider); "
+                "import again to refresh it",
+            )
+            name = label if labelled else slug(ref.replace(".py", "").replace(":", "-"), label)
+            return [Prompt(name, "", ref)]
         if _CODE_REF.search(ref):
             self.note(
                 path,
-                f"prompt function '{ref}': promptfoo runs it for every test; render the prompt "
-                "it builds to a text (or JSON chat) file and give its file:// path",
+                f"prompt function '{ref}': a JavaScript function runs in promptfoo's Node.js "
+                "process; render the prompt it builds to a text (or JSON chat) file and give "
+                "its file:// path",
             )
             return []
         out: list[Prompt] = []
