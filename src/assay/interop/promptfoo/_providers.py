@@ -57,7 +57,9 @@ _ENDPOINTS: dict[str, tuple[str, str | None]] = {
     "nscale": ("https://inference.api.nscale.com/v1", "NSCALE_SERVICE_TOKEN"),
     "github": ("https://models.github.ai/inference", "GITHUB_TOKEN"),
     "litellm": ("http://0.0.0.0:4000", "LITELLM_API_KEY"),
-    "llama": ("https://api.llama.com/compat/v1", "LLAMA_API_KEY"),
+    "llamaapi": ("https://api.llama.com/compat/v1", "LLAMA_API_KEY"),
+    "nvidia": ("https://integrate.api.nvidia.com/v1", "NVIDIA_API_KEY"),
+    "alibaba": ("https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "DASHSCOPE_API_KEY"),
     "cohere": ("https://api.cohere.ai/compatibility/v1", "COHERE_API_KEY"),
     "vercel": ("https://ai-gateway.vercel.sh/v1", "VERCEL_AI_GATEWAY_API_KEY"),
     "moonshot": ("https://api.moonshot.ai/v1", "MOONSHOT_API_KEY"),
@@ -76,6 +78,19 @@ _NOT_CHAT = {
     "transcription": "audio transcription has no assay target",
     "video": "video generation has no assay target",
     "agents": "an agents SDK provider has no assay target",
+    "claude-agent-sdk": "an agent SDK provider has no assay target (run the agent from a "
+    "`command` or `python` target)",
+    "claude-code": "an agent SDK provider has no assay target (run the agent from a "
+    "`command` or `python` target)",
+    "codex-sdk": "an agent SDK provider has no assay target (run the agent from a `command` "
+    "or `python` target)",
+    "codex-app-server": "an agent SDK provider has no assay target (run the agent from a "
+    "`command` or `python` target)",
+    "chatkit": "ChatKit workflows have no assay target",
+    "live": "the Live API (streaming audio and video) has no assay target",
+    "voice": "a voice model has no assay target",
+    "speech": "speech synthesis has no assay target",
+    "tts": "speech synthesis has no assay target",
 }
 _CONFIG = {
     "temperature": "temperature",
