@@ -403,3 +403,18 @@ def test_i25_4_a_python_prompt_function_is_called_per_case() -> None:
         "prompt_function.yaml:2 prompts[0]: approximated: prompt function 'prompt_fn.py:chat' "
         "is called once per case"
     )
+
+
+def test_i25_1_tests_from_a_source_left_out_do_not_become_a_promptless_case(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "remote.yaml"
+    config.write_text(
+        "prompts: ['Q: {{question}}']\nproviders: [openai:gpt-4o-mini]\n"
+        "tests: huggingface://datasets/org/qa?split=test\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        convert_promptfoo(config, display="remote.yaml")
+    first, reason = (str(i) for i in caught.value.issues)
+    assert first.startswith("remote.yaml:3 tests: no case could be converted")
+    assert "are fetched at run time; download them" in reason

@@ -246,11 +246,15 @@ class _Builder:
 
 
 def build_cases(
-    reader: Reader, tests: list[TestRef], prompts: list[Prompt], defaults: Defaults
+    reader: Reader,
+    tests: list[TestRef] | None,
+    prompts: list[Prompt],
+    defaults: Defaults,
 ) -> list[JSON]:
-    """Every test × variant × prompt as a case; what cannot be carried over is a note."""
-    if not tests and not reader.errors:
-        tests = [(("tests",), {})]  # promptfoo runs each prompt once when there are no tests
+    """Every test × variant × prompt as a case; what cannot be carried over is a note.
+    `tests` is None when the config gives none: promptfoo then runs each prompt once."""
+    if tests is None:
+        tests = [(("tests",), {})]
     builder = _Builder(reader, defaults)
     for n, (path, test) in enumerate(tests):
         builder.add(builder.prepare(n, path, test, prompts))

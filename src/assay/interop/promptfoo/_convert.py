@@ -129,7 +129,8 @@ def convert_promptfoo(
     if defaults.graders:
         suite["assertions"] = defaults.graders
     tests = reader.tests(data.get("tests")) + scenario_tests(data.get("scenarios"))
-    suite["tests"] = build_cases(reader, tests, prompts, defaults)
+    given = data.get("tests") or data.get("scenarios")
+    suite["tests"] = build_cases(reader, tests if given else None, prompts, defaults)
     suite = _judge(reader, suite, defaults.test)
     _top_level_notes(reader, data)
     _refuse_empty(reader, suite)
