@@ -418,3 +418,9 @@ def test_i25_1_tests_from_a_source_left_out_do_not_become_a_promptless_case(
     first, reason = (str(i) for i in caught.value.issues)
     assert first.startswith("remote.yaml:3 tests: no case could be converted")
     assert "are fetched at run time; download them" in reason
+
+
+def test_i25_7_a_csv_rows_warning_names_the_csv_file_and_line() -> None:
+    conversion, _ = convert("csv.yaml")
+    (similar,) = warnings(conversion)
+    assert similar.startswith("data/capitals.csv:2 tests[0].assert[1]: approximated: similar")

@@ -371,6 +371,7 @@ def read_csv(text: str) -> list[tuple[int, dict[str, str]]]:
     """Rows with the line each starts on."""
     reader = csv.DictReader(io.StringIO(text))
     rows: list[tuple[int, dict[str, str]]] = []
+    _ = reader.fieldnames  # reads the header row
     line = reader.line_num
     for row in reader:
         rows.append((line + 1, row))
