@@ -175,7 +175,7 @@ def test_i25_2_the_default_judge_is_promptfoos_default_grader(tmp_path: Path) ->
         "tests:\n  - assert: [{type: llm-rubric, value: Is friendly}]\n"
     )
     conversion = convert_promptfoo(config, display="judged.yaml")
-    assert conversion.suite["judge"] == {"provider": "openai", "model": "gpt-4.1-2025-04-14"}
+    assert conversion.suite["judge"] == {"provider": "openai", "model": "gpt-5.5-2026-04-23"}
     assert any("promptfoo's default grader" in w for w in warnings(conversion))
 
 

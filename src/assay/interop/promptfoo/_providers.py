@@ -20,7 +20,7 @@ from assay.results import JSON
 
 __all__ = ["DEFAULT_GRADER", "MappedProvider", "judge_spec", "map_provider"]
 
-DEFAULT_GRADER: dict[str, JSON] = {"provider": "openai", "model": "gpt-4.1-2025-04-14"}
+DEFAULT_GRADER: dict[str, JSON] = {"provider": "openai", "model": "gpt-5.5-2026-04-23"}
 """promptfoo's default grading provider when OPENAI_API_KEY is set (its llm-rubric,
 factuality … judge), used when the config names none."""
 
