@@ -33,7 +33,7 @@ def test_import_writes_the_committed_example_suite_and_warns_what_it_left_out(
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
         "wrote suite.eval.yaml and promptfoo_wrappers/: suite 'support-replies', 3 tests; "
-        "check it with `assay validate suite.eval.yaml`\n"
+        "0 items left out, 0 approximated; check it with `assay validate suite.eval.yaml`\n"
     )
     assert done.stderr == ""
     for name in ("suite.eval.yaml", *(f"promptfoo_wrappers/assertion.{x}" for x in ("cjs", "py"))):

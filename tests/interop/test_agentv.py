@@ -269,7 +269,7 @@ def test_an_assay_suite_is_never_rewritten(tmp_path: Path) -> None:
 
 
 def test_vars_keep_a_whole_placeholder_typed_and_leave_unknown_names() -> None:
-    from assay.interop.agentv._detect import substitute_vars
+    from assay.interop._vars import substitute_vars
 
     assert substitute_vars("{{ n }}", {"n": 3}) == 3
     assert substitute_vars("a {{n}} {{ m }}", {"n": 3}) == "a 3 {{ m }}"

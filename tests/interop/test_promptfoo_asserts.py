@@ -232,8 +232,9 @@ tests:
 """,
     )
     text = left_out(convert(config))
-    assert "line 7 tests[0].assert[1] `javascript`: 'check.ts' is TypeScript; compile it" in text
-    assert "line 8 tests[0].assert[2] `python`: 'missing.py' does not exist" in text
+    typescript = "'check.ts' is TypeScript; compile it"
+    assert f"7 tests[0].assert[1]: left out: assertion `javascript`: {typescript}" in text
+    assert "8 tests[0].assert[2]: left out: assertion `python`: 'missing.py' does not exist" in text
 
 
 # --- item 3: transform ---------------------------------------------------------------------------
@@ -298,9 +299,8 @@ tests:
     own = suite["tests"][1]["assertions"][0]
     assert own["command"] == [*PYTHON, "--transform", "--", "file://pick.py"]
     warned = "\n".join(str(w) for w in conversion.warnings)
-    assert "tests[1].options.transform: the defaultTest assertions grade this test's output" in (
-        warned
-    )
+    note = "the defaultTest assertions grade this test's output"
+    assert f"tests[1].options.transform: approximated: {note}" in warned
     results = run(
         conversion,
         tmp_path,
@@ -531,8 +531,9 @@ tests:
         {"type": "contains-any", "value": ["1,000", 'out of "stock"', "backorder"]},
         {"type": "contains-all", "value": ["1,000", "IN STOCK"], "case_sensitive": False},
     ]
-    assert "tests[0].assert[2] `contains-any`: contains-any a quoted value has no closing" in (
-        left_out(conversion)
+    assert (
+        "tests[0].assert[2]: left out: assertion `contains-any`: contains-any a quoted value "
+        "has no closing" in left_out(conversion)
     )
     results = run(conversion, tmp_path, {"Stock?": "We have 1,000 in stock."})
     assert verdicts(results)["stock"] == ["pass", "pass"]  # "1" and "000" were never searched
@@ -573,8 +574,13 @@ tests:
     ]
     assert case["execution"] == {"aggregator": {"type": "weighted_average"}, "threshold": 0.6}
     text = left_out(conversion)
-    assert "defaultTest.assertScoringFunction: assay scores a case with its aggregator" in text
-    assert "tests[0].assertScoringFunction: assay scores a case with its aggregator" in text
+    assert (
+        "defaultTest.assertScoringFunction: left out: assay scores a case with its aggregator"
+        in text
+    )
+    assert (
+        "tests[0].assertScoringFunction: left out: assay scores a case with its aggregator" in text
+    )
     results = run(conversion, tmp_path, {"Weights": "alpha only"})
     case_result = results["weighted"]
     assert case_result.score == pytest.approx(0.75)  # (3·1 + 1·0) / 4; weight 0 is not scored

@@ -33,7 +33,9 @@ def promptfoo(config: Path, output: Path, force: bool) -> None:
 
     Providers become named targets (the first is the suite's target; pick another with
     `assay run --target NAME`), each prompt × test becomes a case, and assertions become
-    graders. What has no assay equivalent is listed in a warning and left out.
+    graders. Every item left out or approximated is one warning with its line and what to
+    do, and the summary counts them. A JavaScript/TypeScript config, or one none of whose
+    assertions converts, exits with code 2.
     """
     from assay.cli._output import print_warnings
     from assay.config._datasets import display_path
@@ -55,9 +57,13 @@ def promptfoo(config: Path, output: Path, force: bool) -> None:
     cases = len(conversion.suite["tests"])
     helpers = sorted({str(Path(name).parent) for name in conversion.files})
     beside = f" and {', '.join(f'{h}/' for h in helpers)}" if helpers else ""
+    counts = f"{conversion.left_out} item{'s' * (conversion.left_out != 1)} left out"
+    counts += f", {conversion.approximated} approximated"
+    if conversion.warnings:
+        counts += " (each listed above)"
     click.echo(
         f"wrote {output}{beside}: suite '{conversion.suite['name']}', "
-        f"{cases} test{'s' * (cases != 1)}; check it with `assay validate {output}`"
+        f"{cases} test{'s' * (cases != 1)}; {counts}; check it with `assay validate {output}`"
     )
 
 

@@ -17,12 +17,8 @@ from pathlib import Path
 
 from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigIssue
-from assay.interop.agentv._detect import (
-    agentv_marker,
-    is_message_list,
-    substitute_vars,
-    tests_marker,
-)
+from assay.interop._vars import substitute_vars
+from assay.interop.agentv._detect import agentv_marker, is_message_list, tests_marker
 from assay.interop.agentv._graders import GraderRewriter, rubric_items
 from assay.interop.agentv._v5 import V5Reader, mixed_marker, v5_marker
 from assay.interop.agentv._workspace import rewrite_workspace

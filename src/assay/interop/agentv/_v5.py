@@ -17,7 +17,7 @@ from pathlib import Path
 
 from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml
 from assay.errors import ConfigError, ConfigIssue
-from assay.interop.agentv._detect import substitute_vars
+from assay.interop._vars import substitute_vars
 from assay.interop.agentv._v5_asserts import V5Asserts
 from assay.interop.agentv._v5_prompts import Prompt, PromptReader, slug
 from assay.interop.agentv._v5_rows import Origin, RowReader

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from assay.config._yaml import LocPath
-from assay.interop.agentv._detect import substitute_vars
+from assay.interop._vars import substitute_vars
 from assay.interop.promptfoo._asserts import judge_of, map_assertion
 from assay.results import JSON
 

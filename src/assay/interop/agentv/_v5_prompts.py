@@ -14,7 +14,7 @@ from pathlib import Path
 
 from assay.config._yaml import LocPath, load_yaml
 from assay.errors import ConfigError, ConfigIssue
-from assay.interop.agentv._detect import substitute_vars
+from assay.interop._vars import substitute_vars
 from assay.results import JSON
 
 __all__ = ["Prompt", "PromptReader", "slug"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assay.interop.agentv._detect import substitute_vars
+from assay.interop._vars import substitute_vars
 from assay.interop.promptfoo._formats import (
     is_json,
     split_values,
