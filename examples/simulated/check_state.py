@@ -14,7 +14,13 @@ orders = json.loads(state.read_text(encoding="utf-8"))
 details = []
 for order_id, status in context["metadata"]["expect"].items():
     actual = orders[order_id]["status"]
-    details.append({"check": f"order {order_id} status", "passed": actual == status,
-                    "expected": status, "actual": actual})
+    details.append(
+        {
+            "check": f"order {order_id} status",
+            "passed": actual == status,
+            "expected": status,
+            "actual": actual,
+        }
+    )
 passed = sum(d["passed"] for d in details)
 print(json.dumps({"score": passed / len(details), "details": details}))

@@ -39,8 +39,10 @@ def answer(case: dict[str, object]) -> dict[str, object]:
     order = orders.get(number)
     calls.append({"tool": "lookup_order", "args": {"order_id": number}, "output": order})
     if order is None:
-        return {"output": f"I can't find order {number}. Could you check the number?",
-                "tool_calls": calls}
+        return {
+            "output": f"I can't find order {number}. Could you check the number?",
+            "tool_calls": calls,
+        }
     wants = " ".join(said).lower()
     if order["status"] in ("refunded", "replacement sent"):
         reply = f"Order {number} is already {order['status']}."
