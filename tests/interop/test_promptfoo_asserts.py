@@ -405,7 +405,12 @@ tests:
     graders = conversion.suite["tests"][0]["assertions"]
     assert graders[0] == {"type": "regex", "value": r"\s*\S+(?:\s+\S+){2,2}\s*", "full_match": True}
     assert graders[3] == {"type": "ends-with", "value": "here"}
-    assert graders[4]["type"] == "similarity"
+    assert graders[4] == {
+        "type": "semantic-similarity",
+        "value": "one two here",
+        "model": "text-embedding-3-large",
+        "min_score": 0.85,
+    }
     assert graders[5]["type"] == "llm-grader"
     assert graders[6] == {"type": "json-schema", "schema": {"const": {"a": [1, True]}}}
     results = run(conversion, tmp_path, {"Three words": " one two  here\n"})

@@ -263,7 +263,8 @@ def test_i25_4_csv_columns_as_promptfoo_reads_them() -> None:
     assert france["id"] == "french-capital"
     assert france["input"] == "Answer briefly: Capital of France?"  # __prefix
     assert france["assertions"][0] == {"type": "contains", "value": "Paris"}
-    # similar(0.6) then __config:__expected2:threshold 0.9
+    # similar(0.6) then __config:__expected2:threshold 0.9: embeddings, as promptfoo
+    assert france["assertions"][1]["type"] == "semantic-similarity"
     assert france["assertions"][1]["min_score"] == 0.9
     assert france["metadata"] == {
         "vars": {"country": "France"},
@@ -422,5 +423,8 @@ def test_i25_1_tests_from_a_source_left_out_do_not_become_a_promptless_case(
 
 def test_i25_7_a_csv_rows_warning_names_the_csv_file_and_line() -> None:
     conversion, _ = convert("csv.yaml")
-    (similar,) = warnings(conversion)
-    assert similar.startswith("data/capitals.csv:2 tests[0].assert[1]: approximated: similar")
+    perplexity, judge = warnings(conversion)  # similar's embeddings come from the judge's provider
+    assert judge.startswith("csv.yaml:1: approximated: no grading provider is set")
+    assert perplexity.startswith(
+        "data/capitals.csv:2 tests[0].assert[2]: left out: assertion `perplexity`"
+    )

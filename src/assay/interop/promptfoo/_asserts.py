@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.graders.moderation import CATEGORIES as MODERATION_CATEGORIES
 from assay.interop._vars import substitute_vars
 from assay.interop.promptfoo._formats import (
     is_json,
@@ -186,10 +187,12 @@ def _grader(
         return sql(base, value)
     if base in _JUDGED:
         return _judged(base, value, threshold, spec)
-    if base.startswith("similar:"):
-        base = "similar"  # the cosine / dot / euclidean variants: one approximation for all
-    if base in ("similar", "rouge-n", "bleu", "levenshtein"):
+    if base.startswith("similar"):
+        return _similar(base, value, threshold, negate)
+    if base in ("rouge-n", "bleu", "levenshtein"):
         return _reference(base, value, threshold, negate)
+    if base == "moderation":
+        return _moderation(value)
     if base == "word-count":
         return word_count(value)
     return _other(base, spec, threshold, variables, where)
@@ -276,11 +279,40 @@ def _reference(base: str, value: JSON, threshold: JSON, negate: bool) -> Mapped:
     bar = _bar(threshold, _CONTINUOUS_BAR[base], negate)
     if base == "bleu":
         return Mapped({"type": "bleu", "value": value, "min_score": bar})
-    if base == "rouge-n":
-        return Mapped({"type": "rouge", "variant": "rouge1", "value": value, "min_score": bar})
-    note = "similar (embedding cosine) is approximated by `similarity` (edit-distance ratio)"
-    grader: dict[str, JSON] = {"type": "similarity", "value": value, "min_score": bar}
-    return Mapped(grader, approximated=[note])
+    return Mapped({"type": "rouge", "variant": "rouge1", "value": value, "min_score": bar})
+
+
+def _similar(base: str, value: JSON, threshold: JSON, negate: bool) -> Mapped:
+    """promptfoo's `similar`: the cosine of the output's and the reference's embeddings
+    (OpenAI's text-embedding-3-large by default) against the threshold (0.75)."""
+    if not isinstance(value, str):
+        return Mapped(unmapped=f"{base} needs the reference text as `value`")
+    bar = _bar(threshold, _CONTINUOUS_BAR["similar"], negate)
+    grader: dict[str, JSON] = {
+        "type": "semantic-similarity",
+        "value": value,
+        "model": "text-embedding-3-large",
+        "min_score": bar,
+    }
+    metric = base.partition(":")[2]
+    if metric in ("dot", "euclidean"):
+        note = f"similar:{metric} is measured as the cosine of the embeddings"
+        return Mapped(grader, approximated=[note])
+    return Mapped(grader)
+
+
+def _moderation(value: JSON) -> Mapped:
+    """promptfoo's `moderation`: OpenAI's moderation endpoint, failing on the categories in
+    `value` (default: every category)."""
+    if value is None:
+        return Mapped({"type": "moderation"})
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or not names:
+        return Mapped(unmapped="moderation's `value` is a list of category names")
+    unknown = [n for n in names if n not in MODERATION_CATEGORIES]
+    if unknown:
+        return Mapped(unmapped=f"unknown moderation categories: {', '.join(unknown)}")
+    return Mapped({"type": "moderation", "categories": list(names)})
 
 
 def _assert_set(

@@ -222,7 +222,7 @@ def _needs_judge(suite: dict[str, JSON]) -> bool:
     """Whether a grader of the suite asks the default judge (as `assay validate` decides)."""
     from pydantic import TypeAdapter, ValidationError
 
-    from assay.graders import Composite, GraderSpec, JudgedGrader
+    from assay.graders import Composite, Grader, GraderSpec
 
     adapter: TypeAdapter[object] = TypeAdapter(GraderSpec)
     seen: set[str] = set()
@@ -230,9 +230,7 @@ def _needs_judge(suite: dict[str, JSON]) -> bool:
     def asks(grader: object) -> bool:
         if isinstance(grader, Composite):
             return any(asks(member) for member in grader.assertions)
-        if not isinstance(grader, JudgedGrader) or not grader.requires_judge:
-            return False
-        return grader.judge is None or grader.judge.model is None
+        return isinstance(grader, Grader) and grader.wants_default_judge
 
     def listed(value: JSON) -> list[JSON]:
         return value if isinstance(value, list) else []
