@@ -1,0 +1,168 @@
+"""AgentV conformance: how many of an AgentV checkout's eval files assay validates as they are.
+
+Issue 24's measure of "AgentV files run as they are". Given a local checkout of AgentV's
+repository, this finds its eval files, then validates each one in this process exactly as
+`assay validate <file>` does (the suite loaded, its target and judge resolved by `plan_run`),
+with the repository root as the working directory and placeholder API keys in the
+environment. It prints the counts (validated / failed / tracebacks) and, for each failing
+file, its first error, grouped by cause. Usage:
+
+    .venv/bin/python benchmarks/agentv_conformance.py /path/to/agentv
+    .venv/bin/python benchmarks/agentv_conformance.py /path/to/agentv --files   # list them all
+
+Which files are eval files: AgentV's discovery (`agentv eval` with no paths, the
+`eval_patterns` defaults in packages/core/src/evaluation/loaders/config-loader.ts, and
+`agentv validate <dir>`) looks for YAML named `*.eval.yaml`, `eval.yaml` or (v5)
+`suite.yaml`, case-insensitively, or YAML under an `evals/` directory; node_modules, dist and
+hidden directories are skipped. Of those, a file is an eval file when its top level holds
+`tests` (or the older `eval_cases`), the key AgentV's loader requires. This finds 121 files at
+v4.42.4 and 122 at the head of 2026-07-08, the figures of issue 24. TypeScript evals
+(`*.eval.ts`) are not counted: assay reads YAML.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import traceback
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+PLACEHOLDER_KEYS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_ENDPOINT",
+    "AZURE_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENERATIVE_AI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+)
+"""Provider keys set (when unset) to a placeholder: validation needs them present, not real."""
+
+_SKIPPED_DIRS = frozenset({"node_modules", "dist"})
+_EVAL_NAMES = re.compile(r"(.*\.eval|eval|suite)\.ya?ml", re.IGNORECASE)
+
+
+@dataclass
+class Outcome:
+    """One file's result: validated, or its first error (or the traceback of a crash)."""
+
+    file: str
+    ok: bool
+    first_error: str = ""
+    cause: str = ""
+    traceback: str = ""
+
+
+def discover(root: Path) -> list[Path]:
+    """AgentV's eval files under `root` (see the module docstring), sorted."""
+    found: list[Path] = []
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
+        here = Path(directory)
+        under_evals = "evals" in here.relative_to(root).parts
+        for name in sorted(files):
+            if not name.lower().endswith((".yaml", ".yml")):
+                continue
+            if not (_EVAL_NAMES.fullmatch(name) or under_evals):
+                continue
+            path = here / name
+            try:
+                data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                if _EVAL_NAMES.fullmatch(name):
+                    found.append(path)  # named as an eval file: counted, and fails to load
+                continue
+            if isinstance(data, dict) and ("tests" in data or "eval_cases" in data):
+                found.append(path)
+    return sorted(found)
+
+
+_PATHLIKE = re.compile(r"'[^'\s]*[/\\][^']*'|\([^)]*/[^)]*\)")
+_LEADING_FILE = re.compile(r"^\S+\.ya?ml(:\d+)?:\s+")
+
+
+def cause_of(message: str) -> str:
+    """A message's first line with its specifics (file names, paths, numbers) blanked, so
+    alike errors group; short quoted names (a key, a grader type) are kept: they are the
+    cause."""
+    text = _LEADING_FILE.sub("", message.splitlines()[0] if message else "")
+    text = _PATHLIKE.sub("'…'", text)
+    text = re.sub(r"\b\d+(\.\d+)?\b", "N", text)
+    return text if len(text) <= 160 else text[:159] + "…"
+
+
+def validate(file: Path, root: Path) -> Outcome:
+    """Validate one file as `assay validate` does, from `root`; never raises."""
+    from assay.config import load_project, load_suite
+    from assay.errors import ConfigError, UserError
+    from assay.runner import RunOptions, plan_run
+
+    shown = str(file.relative_to(root))
+    try:
+        project = load_project()
+        loaded = load_suite(shown)
+        plan_run(loaded, project, RunOptions())
+    except ConfigError as exc:
+        first = exc.issues[0]
+        return Outcome(shown, False, str(first), cause_of(first.message))
+    except UserError as exc:
+        return Outcome(shown, False, str(exc), cause_of(str(exc)))
+    except BaseException as exc:  # a crash is what this measures: keep it, do not die of it
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return Outcome(shown, False, f"{type(exc).__name__}: {exc}", "", traceback.format_exc())
+    return Outcome(shown, True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("checkout", type=Path, help="a local checkout of AgentV's repository")
+    parser.add_argument("--files", action="store_true", help="print every file's outcome")
+    args = parser.parse_args()
+    root = args.checkout.resolve()
+    if not root.is_dir():
+        parser.error(f"{args.checkout} is not a directory")
+    for key in PLACEHOLDER_KEYS:
+        os.environ.setdefault(key, "placeholder")
+    os.chdir(root)
+    files = discover(root)
+    outcomes = [validate(file, root) for file in files]
+    ok = [o for o in outcomes if o.ok]
+    crashed = [o for o in outcomes if o.traceback]
+    failed = [o for o in outcomes if not o.ok and not o.traceback]
+    print(f"AgentV checkout: {root}")
+    print(f"eval files: {len(files)}")
+    print(f"validated:  {len(ok)} ({100 * len(ok) / max(len(files), 1):.1f}%)")
+    print(f"failed:     {len(failed)}")
+    print(f"tracebacks: {len(crashed)}")
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for outcome in failed:
+        groups[outcome.cause].append(outcome)
+    if groups:
+        print("\nfailing files by cause of their first error (most files first):")
+    for cause, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        print(f"\n[{len(members)}] {cause}")
+        for outcome in members:
+            print(f"    {outcome.first_error}")
+    for outcome in crashed:
+        print(f"\nTRACEBACK in {outcome.file}:\n{outcome.traceback}")
+    if args.files:
+        print("\nvalidated files:")
+        for outcome in ok:
+            print(f"    {outcome.file}")
+    return 1 if crashed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
