@@ -62,6 +62,11 @@ class Outcome:
     first_error: str = ""
     cause: str = ""
     traceback: str = ""
+    loaded: bool = False
+    """Whether the suite itself loaded (a failure then came from its target, judge or graders'
+    programs, resolved by `plan_run`)."""
+    causes: tuple[str, ...] = ()
+    """The causes of all its errors (one each), for `--all`."""
 
 
 def discover(root: Path) -> list[Path]:
@@ -109,15 +114,20 @@ def validate(file: Path, root: Path) -> Outcome:
     from assay.runner import RunOptions, plan_run
 
     shown = str(file.relative_to(root))
+    loaded = False
     try:
         project = load_project()
-        loaded = load_suite(shown)
-        plan_run(loaded, project, RunOptions())
+        suite = load_suite(shown)
+        loaded = True
+        plan_run(suite, project, RunOptions())
     except ConfigError as exc:
         first = exc.issues[0]
-        return Outcome(shown, False, str(first), cause_of(first.message))
+        causes = tuple(dict.fromkeys(cause_of(issue.message) for issue in exc.issues))
+        return Outcome(
+            shown, False, str(first), cause_of(first.message), loaded=loaded, causes=causes
+        )
     except UserError as exc:
-        return Outcome(shown, False, str(exc), cause_of(str(exc)))
+        return Outcome(shown, False, str(exc), cause_of(str(exc)), loaded=loaded)
     except BaseException as exc:  # a crash is what this measures: keep it, do not die of it
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -129,6 +139,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", type=Path, help="a local checkout of AgentV's repository")
     parser.add_argument("--files", action="store_true", help="print every file's outcome")
+    parser.add_argument(
+        "--all", action="store_true", help="also count files by every cause among their errors"
+    )
     args = parser.parse_args()
     root = args.checkout.resolve()
     if not root.is_dir():
@@ -145,6 +158,10 @@ def main() -> int:
     print(f"eval files: {len(files)}")
     print(f"validated:  {len(ok)} ({100 * len(ok) / max(len(files), 1):.1f}%)")
     print(f"failed:     {len(failed)}")
+    print(
+        f"  of which the suite loaded and its target, judge or a program was refused: "
+        f"{sum(o.loaded for o in failed)}"
+    )
     print(f"tracebacks: {len(crashed)}")
     groups: dict[str, list[Outcome]] = defaultdict(list)
     for outcome in failed:
@@ -155,6 +172,14 @@ def main() -> int:
         print(f"\n[{len(members)}] {cause}")
         for outcome in members:
             print(f"    {outcome.first_error}")
+    if args.all:
+        every: dict[str, int] = defaultdict(int)
+        for outcome in failed:
+            for cause in outcome.causes or (outcome.cause,):
+                every[cause] += 1
+        print("\nfiles by every cause among their errors (a file counts once per cause):")
+        for cause, count in sorted(every.items(), key=lambda kv: (-kv[1], kv[0])):
+            print(f"[{count}] {cause}")
     for outcome in crashed:
         print(f"\nTRACEBACK in {outcome.file}:\n{outcome.traceback}")
     if args.files:
