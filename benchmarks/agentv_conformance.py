@@ -135,31 +135,18 @@ def validate(file: Path, root: Path) -> Outcome:
     return Outcome(shown, True)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("checkout", type=Path, help="a local checkout of AgentV's repository")
-    parser.add_argument("--files", action="store_true", help="print every file's outcome")
-    parser.add_argument(
-        "--all", action="store_true", help="also count files by every cause among their errors"
-    )
-    args = parser.parse_args()
-    root = args.checkout.resolve()
-    if not root.is_dir():
-        parser.error(f"{args.checkout} is not a directory")
-    for key in PLACEHOLDER_KEYS:
-        os.environ.setdefault(key, "placeholder")
-    os.chdir(root)
-    files = discover(root)
-    outcomes = [validate(file, root) for file in files]
+def report(root: Path, outcomes: list[Outcome], *, every_cause: bool, files: bool) -> None:
+    """Print the counts, the failing files grouped by the cause of their first error, and
+    every traceback."""
     ok = [o for o in outcomes if o.ok]
     crashed = [o for o in outcomes if o.traceback]
     failed = [o for o in outcomes if not o.ok and not o.traceback]
     print(f"AgentV checkout: {root}")
-    print(f"eval files: {len(files)}")
-    print(f"validated:  {len(ok)} ({100 * len(ok) / max(len(files), 1):.1f}%)")
+    print(f"eval files: {len(outcomes)}")
+    print(f"validated:  {len(ok)} ({100 * len(ok) / max(len(outcomes), 1):.1f}%)")
     print(f"failed:     {len(failed)}")
     print(
-        f"  of which the suite loaded and its target, judge or a program was refused: "
+        "  of which the suite loaded and its target, judge or a program was refused: "
         f"{sum(o.loaded for o in failed)}"
     )
     print(f"tracebacks: {len(crashed)}")
@@ -172,21 +159,39 @@ def main() -> int:
         print(f"\n[{len(members)}] {cause}")
         for outcome in members:
             print(f"    {outcome.first_error}")
-    if args.all:
-        every: dict[str, int] = defaultdict(int)
+    if every_cause:
+        counts: dict[str, int] = defaultdict(int)
         for outcome in failed:
             for cause in outcome.causes or (outcome.cause,):
-                every[cause] += 1
+                counts[cause] += 1
         print("\nfiles by every cause among their errors (a file counts once per cause):")
-        for cause, count in sorted(every.items(), key=lambda kv: (-kv[1], kv[0])):
+        for cause, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
             print(f"[{count}] {cause}")
     for outcome in crashed:
         print(f"\nTRACEBACK in {outcome.file}:\n{outcome.traceback}")
-    if args.files:
+    if files:
         print("\nvalidated files:")
         for outcome in ok:
             print(f"    {outcome.file}")
-    return 1 if crashed else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("checkout", type=Path, help="a local checkout of AgentV's repository")
+    parser.add_argument("--files", action="store_true", help="also list the validated files")
+    parser.add_argument(
+        "--all", action="store_true", help="also count files by every cause among their errors"
+    )
+    args = parser.parse_args()
+    root = args.checkout.resolve()
+    if not root.is_dir():
+        parser.error(f"{args.checkout} is not a directory")
+    for key in PLACEHOLDER_KEYS:
+        os.environ.setdefault(key, "placeholder")
+    os.chdir(root)
+    outcomes = [validate(file, root) for file in discover(root)]
+    report(root, outcomes, every_cause=args.all, files=args.files)
+    return 1 if any(o.traceback for o in outcomes) else 0
 
 
 if __name__ == "__main__":
