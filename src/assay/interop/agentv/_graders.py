@@ -7,9 +7,12 @@ error that says why and what to do, and anything unknown is left for validation 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from assay.config._yaml import LocPath, SourceMap
+from assay._paths import could_be_path
 from assay.errors import ConfigIssue
+from assay.interop.agentv._files import FILE_SCHEME, SearchRoots
 from assay.results import JSON
 
 __all__ = ["GraderRewriter", "canonical_type", "rubric_items"]
@@ -40,6 +43,9 @@ _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
         "exploration_tolerance": "assay does not measure exploration; remove it",
     },
 }
+
+_PROMPT_SUFFIXES = frozenset({".md", ".txt", ".j2", ".jinja", ".jinja2", ".prompt"})
+"""Suffixes that make a one-word `prompt:` look like a file meant (AgentV reads it as text)."""
 
 _INSENSITIVE = {"icontains-any": "contains-any", "icontains-all": "contains-all"}
 
@@ -101,8 +107,10 @@ def _bands_from_map(
 class GraderRewriter:
     """Rewrites one assertions list at a time; errors are collected, warnings too."""
 
-    def __init__(self, source: SourceMap) -> None:
+    def __init__(self, source: SourceMap, base_dir: Path) -> None:
         self.source = source
+        self.base_dir = base_dir
+        self.roots = SearchRoots(base_dir)
         self.warnings: list[ConfigIssue] = []
         self.errors: list[ConfigIssue] = []
 
@@ -186,6 +194,8 @@ class GraderRewriter:
 
     def _llm_grader(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
         prompt = spec.get("prompt")
+        if isinstance(prompt, str):
+            spec["prompt"] = self._prompt(prompt, (*path, "prompt"))
         if isinstance(prompt, dict):
             self.error(
                 (*path, "prompt"),
@@ -209,6 +219,34 @@ class GraderRewriter:
             spec.pop("type")
             return {"type": "rubrics", "rubrics": rubrics, **spec}
         return spec
+
+    def _prompt(self, prompt: str, path: LocPath) -> str:
+        """AgentV 4.6+: `file://path` is a file, found on the search roots; any other text is
+        the prompt itself, even when it names a file."""
+        if prompt.startswith(FILE_SCHEME):
+            name = prompt.removeprefix(FILE_SCHEME)
+            found = self.roots.find(name)
+            if found is None:
+                self.error(
+                    path,
+                    f"prompt file '{name}' not found (looked at {self.roots.looked_at(name)})",
+                )
+                return prompt
+            return f"{FILE_SCHEME}{found}"
+        text = prompt.strip()
+        if not could_be_path(text) or any(c.isspace() for c in text):
+            return prompt
+        named = self.roots.find(text)
+        if named is None and Path(text).suffix not in _PROMPT_SUFFIXES:
+            return prompt
+        self.warn(
+            path,
+            f"AgentV (since 4.6) reads a bare `prompt:` as inline text, so the judge is given "
+            f"the text '{text}' itself, not a file's; assay does the same. Write "
+            f"`prompt: file://{text}` to grade with the file",
+        )
+        # a prompt of several lines is never read as a path by assay's llm-grader
+        return f"{prompt}\n"
 
     def _code_grader(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
         if "script" in spec:

@@ -11,6 +11,7 @@ See docs/migrating-from-agentv.md.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from pathlib import Path
@@ -43,6 +44,32 @@ _UNSUPPORTED = {
     "on_dependency_failure": "assay runs every case independently",
     "window_size": "assay sends every turn with the whole conversation so far",
 }
+_SUITE_KEYS = frozenset(
+    {
+        *("$schema", "name", "description", "category", "version", "author", "tags", "license"),
+        *("requires", "input", "input_files", "tests", "eval_cases", "evalcases", "target"),
+        *("execution", "assertions", "evaluators", "assert", "evaluator", "preprocessors"),
+        *("workspace", "metadata", "governance"),
+    }
+)
+"""The top-level fields AgentV v4 reads (its validator warns that any other is ignored)."""
+_TEST_KEYS = frozenset(
+    {
+        *("id", "vars", "criteria", "expected_outcome", "input", "input_files"),
+        *("expected_output", "assertions", "evaluators", "assert", "evaluator", "rubrics"),
+        *("execution", "workspace", "metadata", "conversation_id", "suite", "depends_on"),
+        *("on_dependency_failure", "mode", "turns", "aggregation", "on_turn_failure"),
+        "window_size",
+    }
+)
+"""The test fields AgentV v4 reads."""
+_ASSAY_SUITE_KEYS = frozenset({"judge", "targets", "regression", "plugins"})
+"""assay's own top-level keys: kept in an AgentV file (AgentV would ignore them)."""
+_ASSAY_TEST_KEYS = frozenset(
+    {"context", "expected_outcomes", "expected_tool_calls", "tags", "description", "simulate"}
+)
+"""assay's own test keys, kept likewise."""
+
 _EXECUTION_UNSUPPORTED = {
     "targets": "assay runs one target per run: run the suite once per target with --target",
     "cache": "use `assay run --no-cache` or `--cache-mode`",
@@ -59,14 +86,29 @@ class _Suite(GraderRewriter):
     """Rewrites one AgentV document (or the tests of one dataset file)."""
 
     def __init__(self, source: SourceMap, base_dir: Path) -> None:
-        super().__init__(source)
-        self.base_dir = base_dir
+        super().__init__(source, base_dir)
         self.prefix: list[JSON] = []
         """Suite-level `input` messages, prepended to each test's input."""
         self.files: JSON = None
         """Suite-level `input_files`, the default of each test's."""
         self.promptless: list[JSON] = []
         """Suite-level llm-graders without a prompt: each test gets one with its criteria."""
+        self.suite_metadata: dict[str, JSON] = {}
+        """Suite-level `metadata` and `governance`, inherited by every test (AgentV 4.x)."""
+
+    def ignored(
+        self, mapping: dict[str, JSON], path: LocPath, agentv: frozenset[str], assay: frozenset[str]
+    ) -> None:
+        """Drop, with a warning, the keys AgentV ignores (it warns "Unknown field ... will be
+        ignored"); assay's own keys stay, so an AgentV file may use assay's features."""
+        for key in [k for k in mapping if k not in agentv and k not in assay]:
+            close = difflib.get_close_matches(key, sorted(agentv | assay), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            self.warn(
+                (*path, key),
+                f"AgentV ignores the unknown field '{key}', and so does assay{hint}",
+            )
+            del mapping[key]
 
     def unsupported(self, mapping: dict[str, JSON], path: LocPath, table: dict[str, str]) -> None:
         for key, why in table.items():
@@ -77,8 +119,18 @@ class _Suite(GraderRewriter):
 
     def suite(self, data: dict[str, JSON]) -> None:
         self.unsupported(data, (), _UNSUPPORTED)
+        self.ignored(data, (), _SUITE_KEYS, _ASSAY_SUITE_KEYS)
         for key in _DROPPED:
             data.pop(key, None)
+        data.pop("evaluator", None)  # AgentV's default grader kind: assay's is the llm-grader too
+        for old in ("evalcases", "eval_cases"):
+            if old in data and "tests" not in data:
+                data["tests"] = data.pop(old)
+                self.source.rename((old,), ("tests",))
+        if "assert" in data and "assertions" not in data:
+            data["assertions"] = data.pop("assert")
+            self.source.rename(("assert",), ("assertions",))
+        self.suite_metadata = _suite_metadata(data)
         for old in ("suite", "dataset"):
             label = data.pop(old, None)
             if "name" not in data and isinstance(label, str):
@@ -87,9 +139,6 @@ class _Suite(GraderRewriter):
             stem = Path(self.source.default_file).name.split(".")[0]
             data["name"] = _slug(stem)
             self.warn((), f"no `name`; using '{data['name']}' from the file name")
-        if "eval_cases" in data and "tests" not in data:
-            data["tests"] = data.pop("eval_cases")
-            self.source.rename(("eval_cases",), ("tests",))
         self._suite_execution(data)
         if "input" in data:
             self.prefix = self.messages(data.pop("input"), ("input",))
@@ -147,6 +196,11 @@ class _Suite(GraderRewriter):
         if not isinstance(test, dict):
             return
         self.unsupported(test, path, _UNSUPPORTED)
+        self.ignored(test, path, _TEST_KEYS, _ASSAY_TEST_KEYS)
+        if "expected_outcome" in test and "criteria" not in test:
+            test["criteria"] = test.pop("expected_outcome")
+            self.source.rename((*path, "expected_outcome"), (*path, "criteria"))
+        test.pop("evaluator", None)  # AgentV's default grader kind: assay's is the llm-grader too
         variables = test.pop("vars", None)
         if isinstance(variables, dict):
             for key in ("input", "criteria", "expected_output", "input_files", "turns"):
@@ -159,6 +213,14 @@ class _Suite(GraderRewriter):
             meta = test.setdefault("metadata", {})
             if isinstance(meta, dict):
                 meta["conversation_id"] = test.pop("conversation_id")
+        for key in ("suite",):
+            if key in test:
+                meta = test.setdefault("metadata", {})
+                if isinstance(meta, dict):
+                    meta[key] = test.pop(key)
+        if self.suite_metadata:
+            own = test.get("metadata")
+            test["metadata"] = merge_metadata(own if isinstance(own, dict) else {}, self.suite_metadata)
         if test.get("mode") == "conversation":
             test.pop("mode")
         skip = self._test_execution(test, path, suite_target)
@@ -253,15 +315,22 @@ class _Suite(GraderRewriter):
         return "\n\n".join(parts)
 
     def _file(self, name: str, path: LocPath) -> str:
-        file = Path(name)
-        if not file.is_absolute():
-            file = self.base_dir / file
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            self.error(path, f"cannot read input file '{name}' (looked at {file}): {exc}")
+        """An input file's text, found as AgentV finds it (see assay.interop.agentv._files)."""
+        file = self.roots.find(name)
+        if file is None:
+            self.error(
+                path,
+                f"input file '{name}' not found (looked at {self.roots.looked_at(name)}); "
+                "fix the path (relative to the eval file, a parent up to the repository root, "
+                "or the working directory)",
+            )
             return ""
-        return f'<file path="{name}">\n{text}\n</file>'
+        try:
+            text = file.read_text(encoding="utf-8").replace("\r\n", "\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.error(path, f"cannot read input file '{name}' ({file}): {exc}")
+            return ""
+        return f'<file path="{name.lstrip("/")}">\n{text}\n</file>'
 
     def _reference(self, messages: list[JSON], path: LocPath) -> JSON:
         """The reference answer: the last assistant message's content."""
@@ -331,6 +400,35 @@ class _Suite(GraderRewriter):
 
 def _list(value: JSON) -> list[JSON]:
     return list(value) if isinstance(value, list) else []
+
+
+def _suite_metadata(data: dict[str, JSON]) -> dict[str, JSON]:
+    """Top-level `metadata`, with top-level `governance` over `metadata.governance` (AgentV
+    reads the two as one payload that every test inherits); both leave the document."""
+    metadata = data.pop("metadata", None)
+    payload = dict(metadata) if isinstance(metadata, dict) else {}
+    governance = data.pop("governance", None)
+    if isinstance(governance, dict):
+        payload["governance"] = governance
+    return payload
+
+
+def merge_metadata(test: dict[str, JSON], suite: dict[str, JSON]) -> dict[str, JSON]:
+    """A test's metadata over the suite's, as AgentV merges them: lists concatenate suite
+    first without repeats, mappings merge recursively, the test's scalars win."""
+    out = dict(test)
+    for key, value in suite.items():
+        mine = out.get(key)
+        if isinstance(value, list) and isinstance(mine, list):
+            seen: dict[str, JSON] = {}
+            for item in [*value, *mine]:
+                seen.setdefault(item if isinstance(item, str) else json.dumps(item), item)
+            out[key] = list(seen.values())
+        elif isinstance(value, dict) and isinstance(mine, dict):
+            out[key] = merge_metadata(mine, value)
+        elif key not in out:
+            out[key] = value
+    return out
 
 
 def _announce(source: SourceMap, marker: LocPath) -> ConfigIssue:
