@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from assay.config._yaml import LocPath, SourceMap
-from assay.errors import ConfigIssue
+from assay.errors import ConfigError, ConfigIssue
 from assay.interop.agentv._detect import (
     agentv_marker,
     is_message_list,
@@ -25,6 +25,7 @@ from assay.interop.agentv._detect import (
     tests_marker,
 )
 from assay.interop.agentv._graders import GraderRewriter, rubric_items
+from assay.interop.agentv._tests import gather_tests, is_agentv_dataset
 from assay.results import JSON
 
 __all__ = ["AgentVTests", "rewrite_agentv_suite"]
@@ -131,6 +132,11 @@ class _Suite(GraderRewriter):
             data["assertions"] = data.pop("assert")
             self.source.rename(("assert",), ("assertions",))
         self.suite_metadata = _suite_metadata(data)
+        if "tests" in data:
+            try:
+                data["tests"] = gather_tests(data["tests"], self.source, self.base_dir, self.warn)
+            except ConfigError as exc:
+                self.errors += exc.issues
         for old in ("suite", "dataset"):
             label = data.pop(old, None)
             if "name" not in data and isinstance(label, str):
@@ -446,6 +452,8 @@ def rewrite_agentv_suite(
     """Rewrite an AgentV suite document in place (nothing happens to an assay suite);
     returns (warnings, errors)."""
     marker = agentv_marker(data)
+    if marker is None and is_agentv_dataset(data.get("tests"), base_dir):
+        marker = ("tests",)
     if marker is None:
         return [], []
     rewriter = _Suite(source, base_dir)
