@@ -293,10 +293,19 @@ class GraderRewriter:
         return spec
 
     def _expected_call(self, call: JSON, path: LocPath, default_match: JSON) -> JSON:
+        """An expected call, its `args_match` in assay's terms. AgentV (4.42) compares `args`
+        exactly unless told otherwise; its `superset` (the call may add keys) is assay's
+        `subset`, and a key list compares only the listed keys (dotted paths allowed)."""
         if not isinstance(call, dict):
             return call
         call = dict(call)
         _snake_case(call)
+        for key in [k for k in call if k not in _EXPECTED_CALL_KEYS]:
+            self.warn(
+                (*path, key),
+                f"AgentV ignores `{key}` in an expected tool call, and so does assay",
+            )
+            del call[key]
         if call.get("args") == "any":
             call.pop("args")
             call.pop("args_match", None)
@@ -304,20 +313,41 @@ class GraderRewriter:
         match = call.get("args_match", default_match)
         if match is not None and not self._args_match_ok(match, (*path, "args_match")):
             return call
+        args = call.get("args")
+        if isinstance(match, list):
+            if isinstance(args, dict):
+                call["args"] = _only_paths(args, [str(m) for m in match])
+            match = "superset"
+        if match == "superset":
+            if isinstance(args, dict) and any(isinstance(v, dict) for v in args.values()):
+                self.warn(
+                    (*path, "args"),
+                    "AgentV compares a nested object argument exactly; assay's `subset` lets "
+                    "the call add keys inside it too",
+                )
+            match = "subset"
         if "args" in call:
-            # AgentV compares only the keys it lists: assay's subset
-            call["args_match"] = match if match is not None else "subset"
+            call["args_match"] = match if match is not None else "exact"
         elif match == "ignore":
             call["args_match"] = "ignore"
+        else:
+            call.pop("args_match", None)
         return call
 
     def _args_match_ok(self, match: JSON, path: LocPath) -> bool:
-        if match in ("exact", "subset", "ignore"):
+        if match in ("exact", "superset", "ignore"):
             return True
-        self.error(
-            path,
-            f"args_match {match!r} is not supported by assay; use exact, subset or ignore",
-        )
+        if isinstance(match, list) and match and all(isinstance(m, str) and m for m in match):
+            return True
+        if match == "subset":
+            why = (
+                "AgentV's subset (the call may leave out expected keys but add none) has no "
+                "assay equivalent; use superset (the call may add keys) or exact"
+            )
+        else:
+            why = f"args_match {match!r} is not one of AgentV's; use exact, superset, ignore "
+            why += "or a list of argument names"
+        self.error(path, why)
         return False
 
     def _composite(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
@@ -358,6 +388,33 @@ class GraderRewriter:
 
 def _list(value: JSON) -> list[JSON]:
     return value if isinstance(value, list) else []
+
+
+_EXPECTED_CALL_KEYS = frozenset({"tool", "args", "args_match", "max_duration_ms"})
+"""The keys of an expected tool call that AgentV reads."""
+
+
+def _only_paths(args: dict[str, JSON], paths: list[str]) -> dict[str, JSON]:
+    """`args` cut down to the (dotted) `paths` it has: what an AgentV key list compares."""
+    out: dict[str, JSON] = {}
+    for dotted in paths:
+        node: JSON = args
+        parts = dotted.split(".")
+        found = True
+        for part in parts:
+            found = isinstance(node, dict) and part in node
+            if not found:
+                break
+            assert isinstance(node, dict)
+            node = node[part]
+        if not found:
+            continue  # AgentV skips a listed key the expected call does not give
+        place = out
+        for part in parts[:-1]:
+            nxt = place.setdefault(part, {})
+            place = nxt if isinstance(nxt, dict) else {}
+        place[parts[-1]] = node
+    return out
 
 
 def _snake_case(mapping: dict[str, JSON]) -> None:
