@@ -29,6 +29,9 @@ _SUITE_MARKERS = (
     "author",
     "license",
     "eval_cases",
+    "evalcases",
+    "governance",
+    "metadata",
 )
 _TEST_MARKERS = (
     "criteria",
@@ -134,6 +137,7 @@ def agentv_marker(data: JSON, tests_key: str = "tests") -> LocPath | None:
             "cache",
             "budget_usd",
             "fail_on_error",
+            "trials",
         ):
             if key in execution:
                 return ("execution", key)

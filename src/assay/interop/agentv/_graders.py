@@ -6,16 +6,17 @@ error that says why and what to do, and anything unknown is left for validation 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
-from assay.config._yaml import LocPath, SourceMap
 from assay._paths import could_be_path
+from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigIssue
 from assay.interop.agentv._files import FILE_SCHEME, SearchRoots
 from assay.results import JSON
 
-__all__ = ["GraderRewriter", "canonical_type", "rubric_items"]
+__all__ = ["GraderRewriter", "canonical_type", "rubric_items", "uses_criteria", "with_criteria"]
 
 _RENAMES: dict[str, dict[str, str]] = {
     "latency": {"threshold": "max_ms"},
@@ -26,8 +27,6 @@ _RENAMES: dict[str, dict[str, str]] = {
 
 _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
     "llm-grader": {
-        "target": "assay judges through the `judge:` settings; give `judge: {model: ...}` here",
-        "max_steps": "assay's llm-grader asks the judge once; agentic judging is not supported",
         "config": "assay passes no extra configuration to judge prompts",
         "preprocessors": "assay graders read the target's text output; convert files to text "
         "in the target",
@@ -46,6 +45,50 @@ _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
 
 _PROMPT_SUFFIXES = frozenset({".md", ".txt", ".j2", ".jinja", ".jinja2", ".prompt"})
 """Suffixes that make a one-word `prompt:` look like a file meant (AgentV reads it as text)."""
+
+_AGENTV_VARIABLE = re.compile(
+    r"\{\{\s*(criteria|metadata_json|rubrics|rubrics_json|file_changes|tool_calls)\s*\}\}"
+)
+"""Prompt variables AgentV has and assay's judge prompts do not (input, output,
+expected_output and metadata are the same in both)."""
+_NO_ASSAY_VARIABLE = {
+    "rubrics": "give rubric items as a `type: rubrics` grader",
+    "rubrics_json": "give rubric items as a `type: rubrics` grader",
+    "file_changes": "assay does not record a workspace's changes",
+    "tool_calls": "grade tool calls with a `tool-trajectory` grader",
+}
+_CRITERIA = re.compile(r"\{\{\s*criteria\s*\}\}")
+
+
+def uses_criteria(spec: JSON) -> bool:
+    """Whether an llm-grader's prompt shows AgentV's `{{ criteria }}` (the test's)."""
+    return (
+        isinstance(spec, dict)
+        and spec.get("type") == "llm-grader"
+        and isinstance(spec.get("prompt"), str)
+        and bool(_CRITERIA.search(str(spec["prompt"])))
+    )
+
+
+def with_criteria(prompt: str, criteria: str) -> str:
+    """`prompt` with the test's criteria written in, as text (never as template code)."""
+    shown = "{% raw %}" + criteria.replace("{% endraw %}", "") + "{% endraw %}" if criteria else ""
+    return _CRITERIA.sub(lambda _: shown, prompt)
+
+
+_IGNORED_OPTIONS: dict[str, dict[str, str]] = {
+    "llm-grader": {
+        "target": "AgentV asks that target (from .agentv/targets.yaml) to grade; assay asks the "
+        "suite's judge (`judge:`, or `--judge-model`); give this grader `judge: {model: ...}` "
+        "for another one",
+        "max_steps": "AgentV lets an agent target grade in up to this many steps; assay asks "
+        "the judge once",
+        "maxSteps": "AgentV lets an agent target grade in up to this many steps; assay asks "
+        "the judge once",
+    },
+}
+"""AgentV options that choose how a grader is run, not what it checks: read, not applied,
+and said with a warning."""
 
 _INSENSITIVE = {"icontains-any": "contains-any", "icontains-all": "contains-all"}
 
@@ -157,6 +200,10 @@ class GraderRewriter:
         for option, why in _UNSUPPORTED_OPTIONS.get(kind, {}).items():
             if option in spec:
                 self.error((*path, option), f"AgentV's `{option}` is not supported: {why}")
+        for option, why in _IGNORED_OPTIONS.get(kind, {}).items():
+            if option in spec:
+                self.warn((*path, option), f"`{option}` is not applied: {why}")
+                del spec[option]
         for old, new in _RENAMES.get(kind, {}).items():
             if old in spec and new not in spec:
                 spec[new] = spec.pop(old)
@@ -232,7 +279,17 @@ class GraderRewriter:
                     f"prompt file '{name}' not found (looked at {self.roots.looked_at(name)})",
                 )
                 return prompt
-            return f"{FILE_SCHEME}{found}"
+            try:
+                text = found.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                self.error(path, f"cannot read prompt file '{name}' ({found}): {exc}")
+                return prompt
+            if not _AGENTV_VARIABLE.search(text):
+                return f"{FILE_SCHEME}{found}"
+            # the file's text, inline, its AgentV variables in assay's terms
+            return self._variables(text if "\n" in text.strip() else f"{text}\n", path)
+        if _AGENTV_VARIABLE.search(prompt):
+            return self._variables(prompt, path)
         text = prompt.strip()
         if not could_be_path(text) or any(c.isspace() for c in text):
             return prompt
@@ -245,8 +302,24 @@ class GraderRewriter:
             f"the text '{text}' itself, not a file's; assay does the same. Write "
             f"`prompt: file://{text}` to grade with the file",
         )
-        # a prompt of several lines is never read as a path by assay's llm-grader
-        return f"{prompt}\n"
+        # as Jinja raw text it renders as written, and assay never reads it as a path
+        return "{% raw %}" + prompt + "{% endraw %}"
+
+    def _variables(self, text: str, path: LocPath) -> str:
+        """AgentV's prompt variables as assay's: `metadata_json` is `metadata`; `criteria`
+        stays, for the test's criteria to be written in (see `uses_criteria`); the others
+        have no assay value and are errors."""
+        for match in _AGENTV_VARIABLE.finditer(text):
+            name = match.group(1)
+            if name in _NO_ASSAY_VARIABLE:
+                self.error(
+                    path,
+                    f"the prompt uses AgentV's `{{{{ {name} }}}}`, which assay's judge prompts "
+                    f"do not have ({_NO_ASSAY_VARIABLE[name]})",
+                )
+        return _AGENTV_VARIABLE.sub(
+            lambda m: "{{ metadata }}" if m.group(1) == "metadata_json" else m.group(0), text
+        )
 
     def _code_grader(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
         if "script" in spec:

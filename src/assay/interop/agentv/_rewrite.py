@@ -24,7 +24,12 @@ from assay.interop.agentv._detect import (
     substitute_vars,
     tests_marker,
 )
-from assay.interop.agentv._graders import GraderRewriter, rubric_items
+from assay.interop.agentv._graders import (
+    GraderRewriter,
+    rubric_items,
+    uses_criteria,
+    with_criteria,
+)
 from assay.interop.agentv._tests import gather_tests, is_agentv_dataset
 from assay.results import JSON
 
@@ -71,11 +76,22 @@ _ASSAY_TEST_KEYS = frozenset(
 )
 """assay's own test keys, kept likewise."""
 
-_EXECUTION_UNSUPPORTED = {
-    "targets": "assay runs one target per run: run the suite once per target with --target",
-    "cache": "use `assay run --no-cache` or `--cache-mode`",
-    "budget_usd": "assay has no run budget; use a `cost` grader per case",
-    "fail_on_error": "assay never counts an error as a pass; remove it",
+_EXECUTION_IGNORED = {
+    "cache": "AgentV's response cache switch; assay caches by default (`assay run --no-cache` "
+    "or `--cache-mode` to change it)",
+    "budget_usd": "AgentV stops the run past this cost; assay has no run budget (a `cost` "
+    "grader bounds each case)",
+    "budgetUsd": "AgentV stops the run past this cost; assay has no run budget (a `cost` "
+    "grader bounds each case)",
+    "fail_on_error": "assay never counts an error as a pass, and `assay run` exits non-zero on one",
+    "failOnError": "assay never counts an error as a pass, and `assay run` exits non-zero on one",
+}
+"""Run settings of AgentV's that change no verdict assay gives: read, not applied, and said."""
+
+_TRIAL_STRATEGIES = {
+    "pass_at_k": "pass_at_k",
+    "mean": "mean",
+    "confidence_interval": "confidence_interval",
 }
 
 
@@ -94,6 +110,9 @@ class _Suite(GraderRewriter):
         """Suite-level `input_files`, the default of each test's."""
         self.promptless: list[JSON] = []
         """Suite-level llm-graders without a prompt: each test gets one with its criteria."""
+        self.with_criteria: list[JSON] = []
+        """Suite-level llm-graders whose prompt shows `{{ criteria }}`: each test gets one
+        with its criteria written in."""
         self.suite_metadata: dict[str, JSON] = {}
         """Suite-level `metadata` and `governance`, inherited by every test (AgentV 4.x)."""
 
@@ -119,19 +138,7 @@ class _Suite(GraderRewriter):
     # -- suite -----------------------------------------------------------------------------
 
     def suite(self, data: dict[str, JSON]) -> None:
-        self.unsupported(data, (), _UNSUPPORTED)
-        self.ignored(data, (), _SUITE_KEYS, _ASSAY_SUITE_KEYS)
-        for key in _DROPPED:
-            data.pop(key, None)
-        data.pop("evaluator", None)  # AgentV's default grader kind: assay's is the llm-grader too
-        for old in ("evalcases", "eval_cases"):
-            if old in data and "tests" not in data:
-                data["tests"] = data.pop(old)
-                self.source.rename((old,), ("tests",))
-        if "assert" in data and "assertions" not in data:
-            data["assertions"] = data.pop("assert")
-            self.source.rename(("assert",), ("assertions",))
-        self.suite_metadata = _suite_metadata(data)
+        self._suite_keys(data)
         if "tests" in data:
             try:
                 data["tests"] = gather_tests(data["tests"], self.source, self.base_dir, self.warn)
@@ -166,11 +173,27 @@ class _Suite(GraderRewriter):
                 "tests written in the suite file; move them into the tests",
             )
 
+    def _suite_keys(self, data: dict[str, JSON]) -> None:
+        """The top level's keys in assay's terms: ignored ones said and dropped, AgentV's
+        deprecated spellings renamed, the metadata every test inherits set aside."""
+        self.unsupported(data, (), _UNSUPPORTED)
+        self.ignored(data, (), _SUITE_KEYS, _ASSAY_SUITE_KEYS)
+        for key in _DROPPED:
+            data.pop(key, None)
+        data.pop("evaluator", None)  # AgentV's default grader kind: assay's is the llm-grader too
+        for old, new in (("evalcases", "tests"), ("eval_cases", "tests"), ("assert", "assertions")):
+            if old in data and new not in data:
+                data[new] = data.pop(old)
+                self.source.rename((old,), (new,))
+        self.suite_metadata = _suite_metadata(data)
+
     def _suite_execution(self, data: dict[str, JSON]) -> None:
         execution = data.get("execution")
         if not isinstance(execution, dict):
             return
-        self.unsupported(execution, ("execution",), _EXECUTION_UNSUPPORTED)
+        self._run_settings(execution, ("execution",))
+        self._trials(execution, ("execution",))
+        self._matrix(data, execution)
         target = execution.pop("target", None)
         if target is not None:
             if data.get("target", target) != target:
@@ -184,6 +207,69 @@ class _Suite(GraderRewriter):
                 graders = _list(data.get("assertions")) + _list(execution.pop(key))
                 data["assertions"] = graders
 
+    def _run_settings(self, execution: dict[str, JSON], where: LocPath) -> None:
+        for key, why in _EXECUTION_IGNORED.items():
+            if key in execution:
+                self.warn((*where, key), f"`{key}` is not applied: {why}")
+                del execution[key]
+
+    def _trials(self, execution: dict[str, JSON], where: LocPath) -> None:
+        """`trials: {count, strategy}` is assay's `repeat` and `repeat_strategy` (SPEC §1.4)."""
+        trials = execution.pop("trials", None)
+        if trials is None:
+            return
+        if not isinstance(trials, dict) or not isinstance(trials.get("count"), int):
+            self.error((*where, "trials"), "`trials` must be a mapping with an integer `count`")
+            return
+        execution["repeat"] = trials["count"]
+        self.source.rename((*where, "trials", "count"), (*where, "repeat"))
+        strategy = trials.get("strategy")
+        if strategy is not None:
+            if strategy not in _TRIAL_STRATEGIES:
+                self.error(
+                    (*where, "trials", "strategy"),
+                    f"unknown trials strategy {strategy!r}; AgentV's are pass_at_k, mean and "
+                    "confidence_interval",
+                )
+            else:
+                execution["repeat_strategy"] = _TRIAL_STRATEGIES[str(strategy)]
+        for key in ("cost_limit_usd", "costLimitUsd"):
+            if key in trials:
+                self.warn(
+                    (*where, "trials", key),
+                    "AgentV stops further trials past this cost; assay runs every repeat "
+                    "(SPEC §1.4)",
+                )
+
+    def _matrix(self, data: dict[str, JSON], execution: dict[str, JSON]) -> None:
+        """`execution.targets: [a, b]` runs every test on each target in AgentV; an assay run
+        has one target, so this one runs on the first and the warning names the others."""
+        targets = execution.pop("targets", None)
+        if targets is None:
+            return
+        names = [t.get("name") if isinstance(t, dict) else t for t in _list(targets)]
+        where = ("execution", "targets")
+        if not names or not all(isinstance(n, str) and n for n in names):
+            self.error(where, "`targets` must list target names (or {name: ...} mappings)")
+            return
+        if any(isinstance(t, dict) and set(t) - {"name"} for t in _list(targets)):
+            self.error(
+                where,
+                "target entries with `use_target` or `hooks` are not supported by assay; list "
+                "target names",
+            )
+            return
+        if "target" not in execution and "target" not in data:
+            execution["target"] = names[0]
+            self.source.rename(where, ("execution", "target"))
+        rest = ", ".join(f"--target {n}" for n in names[1:])
+        also = f"; run it again with {rest} for the others" if rest else ""
+        self.warn(
+            where,
+            f"AgentV runs every test on each of {len(names)} target(s); an assay run has one "
+            f"target, this one runs on '{data.get('target') or execution.get('target')}'{also}",
+        )
+
     def _suite_graders(self, specs: JSON, path: LocPath) -> JSON:
         rewritten = self.graders(specs, path)
         if not isinstance(rewritten, list):
@@ -192,6 +278,8 @@ class _Suite(GraderRewriter):
         for spec in rewritten:
             if isinstance(spec, dict) and spec.get("type") == "llm-grader" and "prompt" not in spec:
                 self.promptless.append(spec)
+            elif uses_criteria(spec):
+                self.with_criteria.append(spec)
             else:
                 kept.append(spec)
         return kept
@@ -201,32 +289,7 @@ class _Suite(GraderRewriter):
     def test(self, test: JSON, path: LocPath, suite_target: JSON) -> None:
         if not isinstance(test, dict):
             return
-        self.unsupported(test, path, _UNSUPPORTED)
-        self.ignored(test, path, _TEST_KEYS, _ASSAY_TEST_KEYS)
-        if "expected_outcome" in test and "criteria" not in test:
-            test["criteria"] = test.pop("expected_outcome")
-            self.source.rename((*path, "expected_outcome"), (*path, "criteria"))
-        test.pop("evaluator", None)  # AgentV's default grader kind: assay's is the llm-grader too
-        variables = test.pop("vars", None)
-        if isinstance(variables, dict):
-            for key in ("input", "criteria", "expected_output", "input_files", "turns"):
-                if key in test:
-                    test[key] = substitute_vars(test[key], variables)
-            test.setdefault("metadata", {})
-            if isinstance(test["metadata"], dict):
-                test["metadata"].setdefault("vars", variables)
-        if "conversation_id" in test:
-            meta = test.setdefault("metadata", {})
-            if isinstance(meta, dict):
-                meta["conversation_id"] = test.pop("conversation_id")
-        for key in ("suite",):
-            if key in test:
-                meta = test.setdefault("metadata", {})
-                if isinstance(meta, dict):
-                    meta[key] = test.pop(key)
-        if self.suite_metadata:
-            own = test.get("metadata")
-            test["metadata"] = merge_metadata(own if isinstance(own, dict) else {}, self.suite_metadata)
+        self._test_keys(test, path)
         if test.get("mode") == "conversation":
             test.pop("mode")
         skip = self._test_execution(test, path, suite_target)
@@ -241,12 +304,47 @@ class _Suite(GraderRewriter):
         self._turns(test, path)
         self._criteria(test, path, key, skip)
 
+    def _test_keys(self, test: dict[str, JSON], path: LocPath) -> None:
+        """A test's keys in assay's terms: ignored ones said and dropped, `vars` written in,
+        AgentV's labels moved into `metadata`, which inherits the suite's."""
+        self.unsupported(test, path, _UNSUPPORTED)
+        self.ignored(test, path, _TEST_KEYS, _ASSAY_TEST_KEYS)
+        if "expected_outcome" in test and "criteria" not in test:
+            test["criteria"] = test.pop("expected_outcome")
+            self.source.rename((*path, "expected_outcome"), (*path, "criteria"))
+        test.pop("evaluator", None)  # AgentV's default grader kind: assay's is the llm-grader too
+        variables = test.pop("vars", None)
+        if isinstance(variables, dict):
+            for key in ("input", "criteria", "expected_output", "input_files", "turns"):
+                if key in test:
+                    test[key] = substitute_vars(test[key], variables)
+        own = test.get("metadata", {})
+        if not isinstance(own, dict):
+            return  # left for validation to refuse
+        meta = dict(own)
+        if isinstance(variables, dict):
+            meta.setdefault("vars", variables)
+        for key in ("conversation_id", "suite"):
+            if key in test:
+                meta[key] = test.pop(key)
+        meta = merge_metadata(meta, self.suite_metadata)
+        if meta or "metadata" in test:
+            test["metadata"] = meta
+
     def _test_execution(self, test: dict[str, JSON], path: LocPath, suite_target: JSON) -> bool:
         execution = test.get("execution")
         if not isinstance(execution, dict):
             return False
         where = (*path, "execution")
-        self.unsupported(execution, where, _EXECUTION_UNSUPPORTED)
+        self._run_settings(execution, where)
+        if "trials" in execution:
+            self.warn((*where, "trials"), "AgentV reads `trials` of the suite only; so does assay")
+            execution.pop("trials")
+        if "targets" in execution:
+            self.error(
+                (*where, "targets"),
+                "assay runs one target per run; run this test in a suite of its own per target",
+            )
         target = execution.pop("target", None)
         if target is not None and target != suite_target:
             self.error(
@@ -380,6 +478,14 @@ class _Suite(GraderRewriter):
         criteria = test.pop("criteria", None)
         graders = test.get(key)
         own = graders if isinstance(graders, list) else []
+        showing = [] if skip else [dict(g) for g in self.with_criteria]
+        if showing:
+            test[key] = own = [*own, *showing]
+        readers = [g for g in own if uses_criteria(g)]
+        for grader in readers:
+            assert isinstance(grader, dict)  # uses_criteria says so
+            text = criteria if isinstance(criteria, str) else ""
+            grader["prompt"] = with_criteria(str(grader["prompt"]), text)
         promptless = [g for g in own if isinstance(g, dict) and g.get("type") == "llm-grader"]
         promptless = [g for g in promptless if "prompt" not in g]
         inherited = [] if skip else [dict(g) for g in self.promptless]
@@ -395,7 +501,7 @@ class _Suite(GraderRewriter):
         elif not own and "rubrics" not in test and "turns" not in test:
             test[key] = [{"type": "llm-grader", "name": "criteria", "prompt": criteria}]
             self.source.entries.setdefault((*path, key), self.source.locate((*path, "criteria")))
-        elif not promptless:
+        elif not promptless and not readers:
             self.warn(
                 (*path, "criteria"),
                 "no grader of this test reads `criteria`, so it is not graded; add "
