@@ -6,6 +6,7 @@ error that says why and what to do, and anything unknown is left for validation 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -218,6 +219,7 @@ class GraderRewriter:
             "code-grader": self._code_grader,
             "tool-trajectory": self._trajectory,
             "composite": self._composite,
+            "field-accuracy": self._field_accuracy,
         }.get(kind)
         return spec if handler is None else handler(spec, path)
 
@@ -423,6 +425,27 @@ class GraderRewriter:
         self.error(path, why)
         return False
 
+    def _field_accuracy(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
+        """AgentV's dotted field paths as JSONPath, its date format tokens as strptime's."""
+        for i, field in enumerate(_list(spec.get("fields"))):
+            if not isinstance(field, dict):
+                continue
+            where = (*path, "fields", i)
+            name = field.get("path")
+            if isinstance(name, str) and not name.startswith("$"):
+                field["path"] = _json_path(name)
+            formats = field.get("formats")
+            if isinstance(formats, list):
+                field["formats"] = [_strptime(f) if isinstance(f, str) else f for f in formats]
+            required = field.pop("required", True)
+            if required is False:
+                self.warn(
+                    (*where, "required"),
+                    "AgentV leaves an optional field the output lacks out of the score; assay "
+                    "counts it as a mismatch",
+                )
+        return spec
+
     def _composite(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
         for old in ("evaluators", "assert"):
             if old in spec and "assertions" not in spec:
@@ -487,6 +510,52 @@ def _only_paths(args: dict[str, JSON], paths: list[str]) -> dict[str, JSON]:
             nxt = place.setdefault(part, {})
             place = nxt if isinstance(nxt, dict) else {}
         place[parts[-1]] = node
+    return out
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_INDEX = re.compile(r"^(.*?)((?:\[\d+\])*)$")
+
+
+def _json_path(dotted: str) -> str:
+    """`supplier.name` / `items[0].sku` (AgentV's paths) as JSONPath: `$.supplier.name`."""
+    out = "$"
+    for part in dotted.split("."):
+        match = _INDEX.match(part)
+        name, indexes = (match.group(1), match.group(2)) if match else (part, "")
+        if name:
+            out += f".{name}" if _IDENTIFIER.fullmatch(name) else f"[{json.dumps(name)}]"
+        out += indexes
+    return out
+
+
+_DATE_TOKENS = (
+    ("YYYY", "%Y"),
+    ("MMM", "%b"),
+    ("MM", "%m"),
+    ("DD", "%d"),
+    ("HH", "%H"),
+    ("mm", "%M"),
+    ("ss", "%S"),
+    ("Z", "%z"),
+)
+
+
+def _strptime(tokens: str) -> str:
+    """An AgentV date format (`DD-MMM-YYYY`) as a strptime one (`%d-%b-%Y`); one already
+    written with `%` is kept."""
+    if "%" in tokens:
+        return tokens
+    out, i = "", 0
+    while i < len(tokens):
+        for token, directive in _DATE_TOKENS:
+            if tokens.startswith(token, i):
+                out += directive
+                i += len(token)
+                break
+        else:
+            out += tokens[i]
+            i += 1
     return out
 
 
