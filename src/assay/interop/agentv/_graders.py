@@ -171,16 +171,23 @@ class GraderRewriter:
             return specs
         out: list[JSON] = []
         criteria: list[JSON] = []
+        rubric: dict[str, JSON] = {"type": "rubrics", "rubrics": criteria}
         for i, spec in enumerate(specs):
             if isinstance(spec, str):
+                if not spec.strip():
+                    continue  # AgentV skips an empty criterion
                 if not criteria:
-                    out.append({"type": "rubrics", "rubrics": criteria})
+                    out.append(rubric)
                     self.source.entries.setdefault(
                         (*path, len(out) - 1), self.source.locate((*path, i))
                     )
-                criteria.append({"id": f"criterion-{len(criteria) + 1}", "outcome": spec})
+                criteria.append({"id": f"criterion-{len(criteria) + 1}", "outcome": spec.strip()})
             else:
                 out.append(self.grader(spec, (*path, i)))
+        if len(criteria) > 1:
+            # AgentV weighs the grader of N plain strings N, so each string counts as much as
+            # any other assertion of the list (SPEC is silent on plain strings: AgentV's rule)
+            rubric["weight"] = len(criteria)
         return out
 
     def grader(self, spec: JSON, path: LocPath) -> JSON:
@@ -464,7 +471,26 @@ class GraderRewriter:
             )
             return spec
         weights = aggregator.get("weights")
-        if kind != "weighted_average" or not isinstance(weights, dict):
+        if kind != "weighted_average":
+            return spec
+        given = weights if isinstance(weights, dict) else {}
+        for i, member in enumerate(_list(members)):
+            if (
+                not isinstance(member, dict)
+                or "weight" not in member
+                or member.get("name") in given
+            ):
+                continue  # a member the aggregator names gets the aggregator's weight below
+            theirs = 1.0
+            if member["weight"] != theirs:
+                self.warn(
+                    (*path, "assertions", i, "weight"),
+                    "AgentV's composite ignores a member's own `weight` (it weighs members by "
+                    "the aggregator's `weights`, 1 when unnamed); assay weighs them by their own "
+                    f"(SPEC §1.3), so this member counts {member['weight']} here and {theirs} "
+                    "in AgentV",
+                )
+        if not isinstance(weights, dict):
             return spec
         # per-member weights of the aggregator are the members' own `weight` in assay
         spec["aggregator"] = {k: v for k, v in aggregator.items() if k != "weights"}

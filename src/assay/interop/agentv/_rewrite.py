@@ -30,6 +30,7 @@ from assay.interop.agentv._graders import (
     uses_criteria,
     with_criteria,
 )
+from assay.interop.agentv._semantics import semantic_warnings
 from assay.interop.agentv._tests import gather_tests, is_agentv_dataset
 from assay.results import JSON
 
@@ -564,7 +565,8 @@ def rewrite_agentv_suite(
         return [], []
     rewriter = _Suite(source, base_dir)
     rewriter.suite(data)
-    return [_announce(source, marker), *rewriter.warnings], rewriter.errors
+    differences = semantic_warnings(data, source)
+    return [_announce(source, marker), *rewriter.warnings, *differences], rewriter.errors
 
 
 class AgentVTests:
