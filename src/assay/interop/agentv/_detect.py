@@ -123,6 +123,8 @@ def agentv_marker(data: JSON, tests_key: str = "tests") -> LocPath | None:
     """Where the document first uses a form only AgentV has, or None for an assay suite."""
     if not isinstance(data, dict):
         return None
+    if "name" not in data and tests_key in data:
+        return ()  # AgentV names a suite after its file; an assay suite must have a name
     for key in _SUITE_MARKERS:
         if key in data:
             return (key,)

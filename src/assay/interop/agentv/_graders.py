@@ -159,7 +159,9 @@ class GraderRewriter:
         self.errors: list[ConfigIssue] = []
 
     def error(self, path: LocPath, message: str) -> None:
-        self.errors.append(self.source.issue(path, message))
+        issue = self.source.issue(path, message)
+        if issue not in self.errors:  # a suite-level problem met again by every test
+            self.errors.append(issue)
 
     def warn(self, path: LocPath, message: str) -> None:
         self.warnings.append(self.source.issue(path, message))

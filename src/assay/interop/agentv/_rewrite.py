@@ -360,7 +360,10 @@ class _Suite(GraderRewriter):
         return execution.get("skip_defaults") is True
 
     def _input(self, test: dict[str, JSON], path: LocPath, skip: bool) -> None:
+        where = (*path, "input_files") if "input_files" in test else ("input_files",)
         files = test.pop("input_files", None if skip else self.files)
+        if isinstance(files, list):
+            files = [f for i, f in enumerate(files) if self._exists(f, (*where, i))]
         if "input" not in test:
             return
         raw = test["input"]
@@ -419,16 +422,26 @@ class _Suite(GraderRewriter):
                 )
         return "\n\n".join(parts)
 
+    def _exists(self, name: JSON, path: LocPath) -> bool:
+        """Whether an `input_files` entry names a file; an error where it is written if not."""
+        if not isinstance(name, str) or self.roots.find(name) is not None:
+            return True
+        self._not_found(name, path)
+        return False
+
+    def _not_found(self, name: str, path: LocPath) -> None:
+        self.error(
+            path,
+            f"input file '{name}' not found (looked at {self.roots.looked_at(name)}); "
+            "fix the path (relative to the eval file, a parent up to the repository root, "
+            "or the working directory)",
+        )
+
     def _file(self, name: str, path: LocPath) -> str:
         """An input file's text, found as AgentV finds it (see assay.interop.agentv._files)."""
         file = self.roots.find(name)
         if file is None:
-            self.error(
-                path,
-                f"input file '{name}' not found (looked at {self.roots.looked_at(name)}); "
-                "fix the path (relative to the eval file, a parent up to the repository root, "
-                "or the working directory)",
-            )
+            self._not_found(name, path)
             return ""
         try:
             text = file.read_text(encoding="utf-8").replace("\r\n", "\n")
@@ -546,10 +559,11 @@ def merge_metadata(test: dict[str, JSON], suite: dict[str, JSON]) -> dict[str, J
 
 def _announce(source: SourceMap, marker: LocPath) -> ConfigIssue:
     shown = ".".join(str(p) for p in marker)
+    why = f"`{shown}` is AgentV's" if marker else "it has no `name`, which AgentV allows"
     return source.issue(
         marker,
-        f"read as an AgentV eval file (`{shown}` is AgentV's); AgentV's forms are "
-        "rewritten to assay's, see docs/migrating-from-agentv.md",
+        f"read as an AgentV eval file ({why}); AgentV's forms are rewritten to assay's, see "
+        "docs/migrating-from-agentv.md",
     )
 
 
