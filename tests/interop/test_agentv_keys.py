@@ -245,3 +245,20 @@ def test_i24_5_prompt_variables_assay_lacks_are_located_errors(tmp_path: Path) -
         "`{{ tool_calls }}`, which assay's judge prompts do not have (grade tool calls with a "
         "`tool-trajectory` grader)"
     ]
+
+
+def test_i24_5_skill_trigger_in_an_agentv_file(tmp_path: Path) -> None:
+    loaded = suite(
+        tmp_path,
+        "name: skills\nexecution: {target: agent}\ntargets:\n  agent:\n    type: fake\n"
+        "    responses:\n      analyse: {output: done, tool_calls: [{tool: Skill, args: "
+        "{skill: csv-analyzer}}]}\n      hello: hi\ntests:\n"
+        "  - id: used\n    criteria: c\n    input: analyse\n    assertions:\n"
+        "      - {type: skill_trigger, skill: csv-analyzer}\n"
+        "  - id: not-used\n    criteria: c\n    input: hello\n    assertions:\n"
+        "      - {type: skill-trigger, skill: csv-analyzer, should_trigger: false}\n",
+    )
+    assert {r.case_id: r.verdict for r in run(loaded).results} == {
+        "used": "pass",
+        "not-used": "pass",
+    }

@@ -34,6 +34,7 @@ from assay.graders.text import (
     StartsWith,
     compile_re2,
 )
+from assay.graders.skill import SkillTrigger
 from assay.graders.tone import Tone
 from assay.graders.trajectory import ExpectedCall, ToolTrajectory
 
@@ -72,6 +73,7 @@ __all__ = [
     "RubricItems",
     "Rubrics",
     "Similarity",
+    "SkillTrigger",
     "StartsWith",
     "TestFacts",
     "TokenUsageLimit",

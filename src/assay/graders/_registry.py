@@ -25,6 +25,7 @@ from assay.graders.llm import LlmGrader
 from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLimit
 from assay.graders.rubric import Rubrics
 from assay.graders.similarity import Rouge, Similarity
+from assay.graders.skill import SkillTrigger
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
     Contains,
@@ -67,6 +68,7 @@ GraderSpec = Annotated[
     | TokenUsageLimit
     | ExecutionMetrics
     | ToolTrajectory
+    | SkillTrigger
     | Format
     | Factuality
     | Tone
@@ -100,6 +102,7 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         TokenUsageLimit,
         ExecutionMetrics,
         ToolTrajectory,
+        SkillTrigger,
         Format,
         Factuality,
         Tone,
