@@ -188,8 +188,9 @@ def test_i24_5_field_accuracy_in_agentv_notation(tmp_path: Path) -> None:
         "name: f\nexecution: {target: bot}\ntargets:\n  bot:\n    type: fake\n    default: "
         '\'{"invoice": {"date": "2025-01-15", "num": "A1"}, "items": [{"sku": "x"}]}\'\n'
         "tests:\n  - id: t\n    input: extract\n    expected_output:\n"
-        '      - {role: assistant, content: {invoice: {date: 15-JAN-2025, num: A1}, items: [{sku: x}],'
-        " note: n}}\n    assertions:\n      - type: field-accuracy\n        fields:\n"
+        "      - role: assistant\n        content: {invoice: {date: 15-JAN-2025, num: A1}, "
+        "items: [{sku: x}], note: n}\n    assertions:\n      - type: field-accuracy\n"
+        "        fields:\n"
         "          - {path: invoice.date, match: date, formats: [DD-MMM-YYYY, YYYY-MM-DD]}\n"
         "          - {path: invoice.num, match: exact, required: true}\n"
         "          - {path: 'items[0].sku', match: exact}\n"
@@ -203,7 +204,7 @@ def test_i24_5_field_accuracy_in_agentv_notation(tmp_path: Path) -> None:
         ("$.note", None),
     ]
     assert any(
-        m.startswith("s.eval.yaml:18 tests[0].assertions[0].fields[3].required: AgentV leaves")
+        m.startswith("s.eval.yaml:19 tests[0].assertions[0].fields[3].required: AgentV leaves")
         for m in messages(loaded)
     )
     assert run(loaded).results[0].verdict == "pass"
@@ -212,7 +213,8 @@ def test_i24_5_field_accuracy_in_agentv_notation(tmp_path: Path) -> None:
 def test_i24_5_agentv_prompt_variables_criteria_and_metadata_json(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write(tmp_path / "judge.md", "Criteria: {{criteria}}\nMeta: {{ metadata_json }}\n{{ output }}\n")
+    prompt = "Criteria: {{criteria}}\nMeta: {{ metadata_json }}\n{{ output }}\n"
+    write(tmp_path / "judge.md", prompt)
     loaded = suite(
         tmp_path,
         "name: v\nexecution: {target: bot}\ntargets:\n  bot: {type: fake, default: ok}\n"

@@ -21,6 +21,7 @@ from assay.graders.metrics import Cost, ExecutionMetrics, Latency, TokenUsageLim
 from assay.graders.outcomes import ExpectedOutcomes, outcome_results
 from assay.graders.rubric import RubricItem, RubricItems, Rubrics
 from assay.graders.similarity import Rouge, Similarity
+from assay.graders.skill import SkillTrigger
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
     CompiledPattern,
@@ -34,7 +35,6 @@ from assay.graders.text import (
     StartsWith,
     compile_re2,
 )
-from assay.graders.skill import SkillTrigger
 from assay.graders.tone import Tone
 from assay.graders.trajectory import ExpectedCall, ToolTrajectory
 

@@ -123,8 +123,6 @@ def agentv_marker(data: JSON, tests_key: str = "tests") -> LocPath | None:
     """Where the document first uses a form only AgentV has, or None for an assay suite."""
     if not isinstance(data, dict):
         return None
-    if "name" not in data and tests_key in data:
-        return ()  # AgentV names a suite after its file; an assay suite must have a name
     for key in _SUITE_MARKERS:
         if key in data:
             return (key,)
@@ -147,7 +145,10 @@ def agentv_marker(data: JSON, tests_key: str = "tests") -> LocPath | None:
         if _has_grader_marker(data.get(key)):
             return (key,)
     tests = data.get(tests_key)
-    return tests_marker(tests, (tests_key,)) if isinstance(tests, list) else None
+    found = tests_marker(tests, (tests_key,)) if isinstance(tests, list) else None
+    if found is None and "name" not in data and tests_key in data:
+        return ()  # AgentV names a suite after its file; an assay suite must have a name
+    return found
 
 
 def tests_marker(tests: list[JSON], prefix: LocPath) -> LocPath | None:
