@@ -14,6 +14,7 @@ from pathlib import Path
 from assay._paths import could_be_path
 from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigIssue
+from assay.graders import grader_types
 from assay.interop.agentv._files import FILE_SCHEME, SearchRoots
 from assay.results import JSON
 
@@ -76,6 +77,9 @@ def with_criteria(prompt: str, criteria: str) -> str:
     shown = "{% raw %}" + criteria.replace("{% endraw %}", "") + "{% endraw %}" if criteria else ""
     return _CRITERIA.sub(lambda _: shown, prompt)
 
+
+_PASS_THROUGH = frozenset({"code-grader"})
+"""Grader types whose unknown options AgentV passes on (to the grader's program)."""
 
 _IGNORED_OPTIONS: dict[str, dict[str, str]] = {
     "llm-grader": {
@@ -230,7 +234,28 @@ class GraderRewriter:
             "composite": self._composite,
             "field-accuracy": self._field_accuracy,
         }.get(kind)
-        return spec if handler is None else handler(spec, path)
+        spec = spec if handler is None else handler(spec, path)
+        self._ignored_options(spec, path)
+        return spec
+
+    def _ignored_options(self, spec: JSON, path: LocPath) -> None:
+        """Drop, with a warning, options a grader does not have: AgentV ignores them (a
+        code-grader's go to its program as configuration, which assay.interop leaves be)."""
+        if not isinstance(spec, dict) or spec.get("type") in _PASS_THROUGH:
+            return
+        kind = spec.get("type")
+        model = grader_types().get(kind) if isinstance(kind, str) else None
+        if model is None:
+            return  # an unknown type: validation says so
+        known = set(model.model_fields) | {
+            f.alias for f in model.model_fields.values() if f.alias is not None
+        }
+        for key in [k for k in spec if k not in known]:
+            self.warn(
+                (*path, key),
+                f"AgentV ignores `{key}` on a {kind} grader, and so does assay",
+            )
+            del spec[key]
 
     def _rubrics(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
         if "criteria" in spec and "rubrics" not in spec:

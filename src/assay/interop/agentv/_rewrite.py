@@ -470,6 +470,13 @@ class _Suite(GraderRewriter):
         turns = test.get("turns")
         if not isinstance(turns, list):
             return
+        preamble = test.pop("input", None)
+        if preamble is not None and turns and isinstance(turns[0], dict):
+            # AgentV sends a conversation's `input` (a system prompt, a scripted history)
+            # before its first turn: assay's first turn carries it as messages
+            first = turns[0].get("input")
+            said = self.messages(first, (*path, "turns", 0, "input")) if first is not None else []
+            turns[0]["input"] = [*self.messages(preamble, (*path, "input")), *said]
         for i, turn in enumerate(turns):
             if not isinstance(turn, dict):
                 continue
@@ -480,7 +487,9 @@ class _Suite(GraderRewriter):
                     "assay turns have no reference answer; state what the reply must do as "
                     "`assertions` or `expected_outcomes` of the turn",
                 )
-            if isinstance(turn.get("input"), list | dict):
+            if is_message_list(turn.get("input")):
+                turn["input"] = self.messages(turn["input"], (*where, "input"))
+            elif isinstance(turn.get("input"), list | dict):
                 content = self.content(turn["input"], (*where, "input"))
                 turn["input"] = content
             if "assertions" in turn:
