@@ -264,3 +264,54 @@ def test_i24_5_skill_trigger_in_an_agentv_file(tmp_path: Path) -> None:
         "used": "pass",
         "not-used": "pass",
     }
+
+
+def test_i24_5_a_conversations_input_goes_before_its_first_turn(tmp_path: Path) -> None:
+    loaded = suite(
+        tmp_path,
+        "name: c\nexecution: {target: bot}\ntargets:\n  bot: {type: fake, default: ok}\n"
+        "tests:\n  - id: t\n    mode: conversation\n    input:\n"
+        "      - {role: system, content: Be a tutor.}\n    turns:\n"
+        "      - input: What is 15% of 200?\n        assertions: [Says 30]\n"
+        "      - input: Double it.\n        assertions: [Says 60]\n",
+    )
+    turns = document(loaded)["tests"][0]["turns"]
+    assert turns[0]["input"] == [
+        {"role": "system", "content": "Be a tutor."},
+        {"role": "user", "content": "What is 15% of 200?"},
+    ]
+    assert turns[1]["input"] == "Double it."
+
+
+def test_i24_5_options_a_grader_does_not_have_are_warnings(tmp_path: Path) -> None:
+    loaded = suite(
+        tmp_path,
+        "name: g\nexecution: {target: bot}\ntargets:\n  bot: {type: fake, default: ok}\n"
+        "tests:\n  - id: t\n    input: hi\n    assertions:\n"
+        "      - {type: contains, value: ok, id: CHECK_OK}\n",
+    )
+    assert (
+        "s.eval.yaml:9 tests[0].assertions[0].id: AgentV ignores `id` on a contains grader, and "
+        "so does assay" in messages(loaded)
+    )
+    assert run(loaded).results[0].verdict == "pass"
+
+
+def test_i24_5_v5_keys_are_not_dropped_as_ignored_v4_keys(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        suite(
+            tmp_path,
+            "providers: [openai:gpt-4.1]\nprompts: ['{{ q }}']\ntests:\n  - vars: {q: hi}\n",
+        )
+    assert str(caught.value.issues[0]).startswith(
+        "s.eval.yaml:1 providers: unknown key 'providers'"
+    )
+    loaded = suite(
+        tmp_path,
+        "name: v4\ndefaults: {x: 1}\nexecution: {target: bot}\ntargets:\n"
+        "  bot: {type: fake, default: ok}\ntests:\n  - id: t\n    criteria: c\n    input: hi\n",
+    )
+    assert (
+        "s.eval.yaml:2 defaults: AgentV ignores the unknown field 'defaults', and so does assay"
+        in messages(loaded)
+    )

@@ -72,6 +72,16 @@ _TEST_KEYS = frozenset(
 """The test fields AgentV v4 reads."""
 _ASSAY_SUITE_KEYS = frozenset({"judge", "targets", "regression", "plugins"})
 """assay's own top-level keys: kept in an AgentV file (AgentV would ignore them)."""
+_V5_KEYS = frozenset(
+    {
+        *("providers", "prompts", "graders", "defaults", "environment", "model", "policy"),
+        *("experiment", "repeat", "runs", "early_exit", "timeout_seconds", "threshold"),
+        *("evaluate_options", "default_test", "scenarios", "derived_metrics", "output_path"),
+        *("env", "nunjucks_filters", "extensions", "on_run_complete", "expected_output"),
+    }
+)
+"""AgentV v5's top-level keys: in a document with v5's `providers` or `prompts` they are not
+v4's to drop (v5 refuses an unknown top-level key; the v5 reading is another's)."""
 _ASSAY_TEST_KEYS = frozenset(
     {"context", "expected_outcomes", "expected_tool_calls", "tags", "description", "simulate"}
 )
@@ -178,7 +188,8 @@ class _Suite(GraderRewriter):
         """The top level's keys in assay's terms: ignored ones said and dropped, AgentV's
         deprecated spellings renamed, the metadata every test inherits set aside."""
         self.unsupported(data, (), _UNSUPPORTED)
-        self.ignored(data, (), _SUITE_KEYS, _ASSAY_SUITE_KEYS)
+        v5 = "providers" in data or "prompts" in data
+        self.ignored(data, (), _SUITE_KEYS, _ASSAY_SUITE_KEYS | (_V5_KEYS if v5 else set()))
         for key in _DROPPED:
             data.pop(key, None)
         data.pop("evaluator", None)  # AgentV's default grader kind: assay's is the llm-grader too
