@@ -64,5 +64,8 @@ def test_i24_5_skill_trigger_negative_cases() -> None:
 
 
 def test_i24_5_skill_trigger_needs_a_skill_name() -> None:
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError) as caught:
         SPEC.validate_python({"type": "skill-trigger", "skill": ""})
+    assert [(e["loc"], e["type"]) for e in caught.value.errors()] == [
+        (("skill-trigger", "skill"), "string_too_short")
+    ]
