@@ -67,5 +67,5 @@ def test_i24_5_skill_trigger_needs_a_skill_name() -> None:
     with pytest.raises(ValidationError) as caught:
         SPEC.validate_python({"type": "skill-trigger", "skill": ""})
     assert [(e["loc"], e["type"]) for e in caught.value.errors()] == [
-        (("skill-trigger", "skill"), "string_too_short")
+        (("skill-trigger", "skill"), "too_short")
     ]
