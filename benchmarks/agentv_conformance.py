@@ -107,8 +107,9 @@ def cause_of(message: str) -> str:
     return text if len(text) <= 160 else text[:159] + "…"
 
 
-def validate(file: Path, root: Path) -> Outcome:
-    """Validate one file as `assay validate` does, from `root`; never raises."""
+def validate(file: Path, root: Path, judge_model: str | None = None) -> Outcome:
+    """Validate one file as `assay validate [--judge-model M]` does, from `root`; never
+    raises."""
     from assay.config import load_project, load_suite
     from assay.errors import ConfigError, UserError
     from assay.runner import RunOptions, plan_run
@@ -119,7 +120,7 @@ def validate(file: Path, root: Path) -> Outcome:
         project = load_project()
         suite = load_suite(shown)
         loaded = True
-        plan_run(suite, project, RunOptions())
+        plan_run(suite, project, RunOptions(judge_model=judge_model))
     except ConfigError as exc:
         first = exc.issues[0]
         causes = tuple(dict.fromkeys(cause_of(issue.message) for issue in exc.issues))
@@ -182,14 +183,33 @@ def main() -> int:
     parser.add_argument(
         "--all", action="store_true", help="also count files by every cause among their errors"
     )
+    parser.add_argument(
+        "--judge-model",
+        metavar="MODEL",
+        help="the judge `assay validate --judge-model` would be given (default: none, as a "
+        "user who has configured none)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set an environment variable for the validation (repeatable), e.g. the "
+        "LLM_TARGET an AgentV targets file reads",
+    )
     args = parser.parse_args()
     root = args.checkout.resolve()
     if not root.is_dir():
         parser.error(f"{args.checkout} is not a directory")
     for key in PLACEHOLDER_KEYS:
         os.environ.setdefault(key, "placeholder")
+    for pair in args.env:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            parser.error(f"--env wants NAME=VALUE, got {pair!r}")
+        os.environ[name] = value
     os.chdir(root)
-    outcomes = [validate(file, root) for file in discover(root)]
+    outcomes = [validate(file, root, args.judge_model) for file in discover(root)]
     report(root, outcomes, every_cause=args.all, files=args.files)
     return 1 if any(o.traceback for o in outcomes) else 0
 
