@@ -315,3 +315,27 @@ def test_i24_5_v5_keys_are_not_dropped_as_ignored_v4_keys(tmp_path: Path) -> Non
         "s.eval.yaml:2 defaults: AgentV ignores the unknown field 'defaults', and so does assay"
         in messages(loaded)
     )
+
+
+def test_i24_5_rubric_operators_are_said_in_the_outcome(tmp_path: Path) -> None:
+    loaded = suite(
+        tmp_path,
+        "name: r\nexecution: {target: bot}\ntargets:\n  bot: {type: fake, default: ok}\n"
+        "tests:\n  - id: t\n    input: hi\n    assertions:\n      - type: rubrics\n"
+        "        criteria:\n"
+        "          - {id: a, operator: correctness, outcome: States revenue rose}\n"
+        "          - {id: b, operator: contradiction, outcome: Margin fell to 42%}\n",
+    )
+    items = document(loaded)["tests"][0]["assertions"][0]["rubrics"]
+    assert items == [
+        {"id": "a", "outcome": "States revenue rose"},
+        {
+            "id": "b",
+            "outcome": "The answer makes no claim that contradicts this (it need not mention "
+            "it): Margin fell to 42%",
+        },
+    ]
+    assert any(
+        m.startswith("s.eval.yaml:12 tests[0].assertions[0].rubrics[1].operator: assay's rubric")
+        for m in messages(loaded)
+    )

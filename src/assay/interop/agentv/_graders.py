@@ -104,9 +104,15 @@ def canonical_type(kind: str) -> str:
     return {"llm-judge": "llm-grader", "code-judge": "code-grader"}.get(dashed, dashed)
 
 
-def rubric_items(items: JSON, path: LocPath, error: Callable[[LocPath, str], None]) -> JSON:
-    """AgentV rubric criteria (strings, or items with optional `id` and `score_ranges` as a
-    `{low: outcome}` map) as assay rubric items; other shapes are left for validation."""
+def rubric_items(
+    items: JSON,
+    path: LocPath,
+    error: Callable[[LocPath, str], None],
+    warn: Callable[[LocPath, str], None],
+) -> JSON:
+    """AgentV rubric criteria (strings, or items with optional `id`, `operator` and
+    `score_ranges` as a `{low: outcome}` map) as assay rubric items; other shapes are left
+    for validation."""
     if not isinstance(items, list):
         return items
     out: list[JSON] = []
@@ -122,15 +128,43 @@ def rubric_items(items: JSON, path: LocPath, error: Callable[[LocPath, str], Non
             # a score-range item may go without `outcome`: its bands say what is judged
             entry["outcome"] = entry["id"].replace("_", " ").replace("-", " ")
         if "operator" in entry:
-            error(
-                (*path, i, "operator"),
-                "rubric operators are not supported by assay; state the check in `outcome`",
-            )
+            _operator(entry, (*path, i, "operator"), error, warn)
         bands = entry.get("score_ranges")
         if isinstance(bands, dict):
             entry["score_ranges"] = _bands_from_map(bands, (*path, i, "score_ranges"), error)
         out.append(entry)
     return out
+
+
+_CONTRADICTION = "The answer makes no claim that contradicts this (it need not mention it): "
+
+
+def _operator(
+    entry: dict[str, JSON],
+    path: LocPath,
+    error: Callable[[LocPath, str], None],
+    warn: Callable[[LocPath, str], None],
+) -> None:
+    """AgentV's rubric operators are guidance to the judge: `correctness` (the answer must
+    support the outcome) is what a rubric item means anyway; `contradiction` (satisfied
+    unless the answer contradicts it) is said in the outcome itself."""
+    operator = entry.pop("operator")
+    if operator == "correctness":
+        return
+    if operator != "contradiction":
+        error(
+            path,
+            f"unknown rubric operator {operator!r}; AgentV's are correctness and contradiction",
+        )
+        return
+    outcome = entry.get("outcome")
+    if isinstance(outcome, str):
+        entry["outcome"] = _CONTRADICTION + outcome
+        warn(
+            path,
+            "assay's rubric judge has no operators: this item's outcome now says what "
+            f'AgentV\'s contradiction guard asks ("{_CONTRADICTION}…")',
+        )
 
 
 def _bands_from_map(
@@ -259,7 +293,9 @@ class GraderRewriter:
 
     def _rubrics(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
         if "criteria" in spec and "rubrics" not in spec:
-            spec["rubrics"] = rubric_items(spec.pop("criteria"), (*path, "criteria"), self.error)
+            spec["rubrics"] = rubric_items(
+                spec.pop("criteria"), (*path, "criteria"), self.error, self.warn
+            )
             self.source.rename((*path, "criteria"), (*path, "rubrics"))
         return spec
 
@@ -292,7 +328,7 @@ class GraderRewriter:
             existing = spec.get("judge")
             spec["judge"] = {**judge, **existing} if isinstance(existing, dict) else judge
         if "rubrics" in spec:
-            rubrics = rubric_items(spec.pop("rubrics"), (*path, "rubrics"), self.error)
+            rubrics = rubric_items(spec.pop("rubrics"), (*path, "rubrics"), self.error, self.warn)
             if "prompt" in spec:
                 self.error(
                     (*path, "rubrics"),

@@ -309,7 +309,9 @@ class _Suite(GraderRewriter):
         if is_message_list(test.get("expected_output")):
             test["expected_output"] = self._reference(test["expected_output"], path)
         if "rubrics" in test:
-            test["rubrics"] = rubric_items(test["rubrics"], (*path, "rubrics"), self.error)
+            test["rubrics"] = rubric_items(
+                test["rubrics"], (*path, "rubrics"), self.error, self.warn
+            )
         key = next((k for k in ("assertions", "evaluators", "assert") if k in test), "assertions")
         if key in test:
             test[key] = self.graders(test[key], (*path, key))
