@@ -336,6 +336,6 @@ def test_i24_5_rubric_operators_are_said_in_the_outcome(tmp_path: Path) -> None:
         },
     ]
     assert any(
-        m.startswith("s.eval.yaml:12 tests[0].assertions[0].rubrics[1].operator: assay's rubric")
+        m.startswith("s.eval.yaml:12 tests[0].assertions[0].criteria[1].operator: assay's rubric")
         for m in messages(loaded)
     )
