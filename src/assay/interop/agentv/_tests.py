@@ -17,7 +17,7 @@ import glob
 from collections.abc import Callable
 from pathlib import Path
 
-from assay._paths import is_file
+from assay._paths import could_be_path, is_file
 from assay.config._datasets import display_path, iter_tests
 from assay.config._yaml import Located, LocPath, SourceMap, load_yaml
 from assay.errors import ConfigError, ConfigIssue
@@ -32,7 +32,7 @@ def is_agentv_dataset(tests: JSON, base_dir: Path) -> bool:
     """Whether `tests` uses a form of AgentV's only: a `file://` reference (as the value or
     as a list entry) or a directory of case folders."""
     if isinstance(tests, str):
-        return tests.startswith(_FILE) or (base_dir / tests).is_dir()
+        return tests.startswith(_FILE) or _is_dir(tests, base_dir)
     return isinstance(tests, list) and any(
         isinstance(t, str) and t.startswith(_FILE) for t in tests
     )
@@ -83,12 +83,22 @@ def _read(
 ) -> _Read:
     """The tests (with their locations) of a file, a glob or a directory of case folders."""
     target = Path(spec) if Path(spec).is_absolute() else base_dir / spec
-    if target.is_dir():
+    if _is_dir(spec, base_dir):
         return _case_folders(target)
     if glob.has_magic(spec) and not glob.glob(str(target), recursive=True):
         warn(path, f"no files match '{spec}' (AgentV reads no tests from it either)")
         return []
     return [(test, dict(entries)) for test, entries in iter_tests(spec, base_dir, origin)]
+
+
+def _is_dir(spec: str, base_dir: Path) -> bool:
+    """Whether `spec` names a directory, without asking the OS about text no path can be."""
+    if not could_be_path(spec):
+        return False
+    try:
+        return (base_dir / spec).is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def _case_folders(directory: Path) -> _Read:
