@@ -107,10 +107,13 @@ def cause_of(message: str) -> str:
     return text if len(text) <= 160 else text[:159] + "…"
 
 
-def validate(file: Path, root: Path, judge_model: str | None = None) -> Outcome:
+def validate(
+    file: Path, root: Path, judge_model: str | None = None, *, stand_in: bool = False
+) -> Outcome:
     """Validate one file as `assay validate [--judge-model M]` does, from `root`; never
-    raises."""
-    from assay.config import load_project, load_suite
+    raises. With `stand_in`, the suite's target is an offline `fake` target of the same
+    name: what else stops the file, once its target resolves."""
+    from assay.config import LoadedProject, ProjectConfig, load_project, load_suite
     from assay.errors import ConfigError, UserError
     from assay.runner import RunOptions, plan_run
 
@@ -120,7 +123,13 @@ def validate(file: Path, root: Path, judge_model: str | None = None) -> Outcome:
         project = load_project()
         suite = load_suite(shown)
         loaded = True
-        plan_run(suite, project, RunOptions(judge_model=judge_model))
+        options = RunOptions(judge_model=judge_model)
+        if stand_in:
+            name = suite.suite.target if isinstance(suite.suite.target, str) else "stand-in"
+            fake = {"targets": {name: {"type": "fake", "default": "stand-in"}}}
+            project = LoadedProject(ProjectConfig.model_validate(fake), None)
+            options = RunOptions(judge_model=judge_model, target=name)
+        plan_run(suite, project, options)
     except ConfigError as exc:
         first = exc.issues[0]
         causes = tuple(dict.fromkeys(cause_of(issue.message) for issue in exc.issues))
@@ -197,6 +206,12 @@ def main() -> int:
         help="set an environment variable for the validation (repeatable), e.g. the "
         "LLM_TARGET an AgentV targets file reads",
     )
+    parser.add_argument(
+        "--stand-in-targets",
+        action="store_true",
+        help="give each suite an offline stand-in for its target, to see what else stops a "
+        "file once its target resolves (AgentV's targets file is issue 24 item 1)",
+    )
     args = parser.parse_args()
     root = args.checkout.resolve()
     if not root.is_dir():
@@ -209,7 +224,10 @@ def main() -> int:
             parser.error(f"--env wants NAME=VALUE, got {pair!r}")
         os.environ[name] = value
     os.chdir(root)
-    outcomes = [validate(file, root, args.judge_model) for file in discover(root)]
+    outcomes = [
+        validate(file, root, args.judge_model, stand_in=args.stand_in_targets)
+        for file in discover(root)
+    ]
     report(root, outcomes, every_cause=args.all, files=args.files)
     return 1 if any(o.traceback for o in outcomes) else 0
 
