@@ -99,11 +99,8 @@ _EXECUTION_IGNORED = {
 }
 """Run settings of AgentV's that change no verdict assay gives: read, not applied, and said."""
 
-_TRIAL_STRATEGIES = {
-    "pass_at_k": "pass_at_k",
-    "mean": "mean",
-    "confidence_interval": "confidence_interval",
-}
+_TRIAL_STRATEGIES = frozenset({"pass_at_k", "mean", "confidence_interval"})
+"""AgentV's trial strategies: assay's repeat strategies of the same names (SPEC §1.4)."""
 
 
 def _slug(text: str) -> str:
@@ -155,10 +152,6 @@ class _Suite(GraderRewriter):
                 data["tests"] = gather_tests(data["tests"], self.source, self.base_dir, self.warn)
             except ConfigError as exc:
                 self.errors += exc.issues
-        for old in ("suite", "dataset"):
-            label = data.pop(old, None)
-            if "name" not in data and isinstance(label, str):
-                data["name"] = _slug(label)
         if "name" not in data:
             stem = Path(self.source.default_file).name.split(".")[0]
             data["name"] = _slug(stem)
@@ -244,7 +237,7 @@ class _Suite(GraderRewriter):
                     "confidence_interval",
                 )
             else:
-                execution["repeat_strategy"] = _TRIAL_STRATEGIES[str(strategy)]
+                execution["repeat_strategy"] = strategy
         for key in ("cost_limit_usd", "costLimitUsd"):
             if key in trials:
                 self.warn(
