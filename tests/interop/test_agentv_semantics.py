@@ -181,3 +181,33 @@ def test_i24_7_a_composite_members_own_weight_is_spec_s_and_said(
     ]
     # member a weighs 3 (its own), b weighs 1 (the aggregator's): (0.7·3 + 0.9·1) / 4
     assert run(loaded, server).results[0].score == pytest.approx(0.75)
+
+
+def test_i24_7_a_custom_prompt_without_output_is_a_criterion_and_said_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = load(
+        tmp_path,
+        HEAD.replace("default: ok", "default: the answer is 42")
+        + "tests:\n  - id: a\n    input: hi\n    assertions:\n"
+        "      - {type: llm-grader, prompt: Is the reply kind?}\n"
+        "      - {type: llm-grader, prompt: Is the reply short?}\n"
+        "      - {type: llm-grader, prompt: 'Reply: {{ output }}. Is it true?'}\n",
+    )
+    assert [m for m in differences(loaded) if "whole request" in m] == [
+        "s.eval.yaml:10 tests[0].assertions[0].prompt: AgentV sends an llm-grader's own prompt "
+        "as the judge's whole request, so a prompt without `{{ output }}` never shows the judge "
+        "the answer; assay judges it as the criterion of its judge template, which shows the "
+        "input, the answer and the reference (SPEC §5.1)"
+    ]
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    prompts: list[str] = []
+
+    def seen(body: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+        prompts.append(body["messages"][-1]["content"])
+        return {"score": 1.0, "reasoning": "r", "hits": [], "misses": []}
+
+    with FakeOpenAIServer(judge=seen) as fake:
+        assert run(loaded, fake).results[0].verdict == "pass"
+    kind = next(p for p in prompts if "Is the reply kind?" in p)
+    assert "the answer is 42" in kind  # SPEC §5.1: the judge sees the answer

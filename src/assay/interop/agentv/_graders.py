@@ -60,6 +60,7 @@ _NO_ASSAY_VARIABLE = {
     "tool_calls": "grade tool calls with a `tool-trajectory` grader",
 }
 _CRITERIA = re.compile(r"\{\{\s*criteria\s*\}\}")
+_OUTPUT = re.compile(r"\{\{\s*output\s*\}\}")
 
 
 def uses_criteria(spec: JSON) -> bool:
@@ -193,6 +194,8 @@ class GraderRewriter:
         self.source = source
         self.base_dir = base_dir
         self.roots = SearchRoots(base_dir)
+        self.criterion_warned = False
+        """Whether the file's custom-prompt difference was said (once per file)."""
         self.warnings: list[ConfigIssue] = []
         self.errors: list[ConfigIssue] = []
 
@@ -356,10 +359,12 @@ class GraderRewriter:
             except (OSError, UnicodeDecodeError) as exc:
                 self.error(path, f"cannot read prompt file '{name}' ({found}): {exc}")
                 return prompt
+            self._whole_request(text, path)
             if not _AGENTV_VARIABLE.search(text):
                 return f"{FILE_SCHEME}{found}"
             # the file's text, inline, its AgentV variables in assay's terms
             return self._variables(text if "\n" in text.strip() else f"{text}\n", path)
+        self._whole_request(prompt, path)
         if _AGENTV_VARIABLE.search(prompt):
             return self._variables(prompt, path)
         text = prompt.strip()
@@ -376,6 +381,21 @@ class GraderRewriter:
         )
         # as Jinja raw text it renders as written, and assay never reads it as a path
         return "{% raw %}" + prompt + "{% endraw %}"
+
+    def _whole_request(self, text: str, path: LocPath) -> None:
+        """Once per file: AgentV sends a custom prompt as the judge's whole request, so one
+        that does not show `{{ output }}` never shows the judge the answer; assay sets it in
+        its judge template as the criterion (SPEC §5.1)."""
+        if self.criterion_warned or _OUTPUT.search(text):
+            return
+        self.criterion_warned = True
+        self.warn(
+            path,
+            "AgentV sends an llm-grader's own prompt as the judge's whole request, so a prompt "
+            "without `{{ output }}` never shows the judge the answer; assay judges it as the "
+            "criterion of its judge template, which shows the input, the answer and the "
+            "reference (SPEC §5.1)",
+        )
 
     def _variables(self, text: str, path: LocPath) -> str:
         """AgentV's prompt variables as assay's: `metadata_json` is `metadata`; `criteria`
