@@ -177,3 +177,23 @@ def test_i24_4_suite_level_input_and_governance_apply_to_tests_from_a_dataset(
         {"role": "user", "content": "q"},
     ]
     assert test["metadata"] == {"governance": {"risk_tier": "high"}}
+
+
+def test_i24_4_environment_variables_in_agentv_s_form(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GREETING", "hello")
+    monkeypatch.setenv("RETRIES", "3")
+    monkeypatch.delenv("UNSET_VAR", raising=False)
+    write(repo / "evals" / "cases.yaml", "- id: b\n  criteria: c\n  input: '${{ GREETING }}'\n")
+    suite = write(
+        repo / "evals" / "env.eval.yaml",
+        FAKE + "governance: {owner: '${{GREETING}}', tries: '${{ RETRIES }}'}\ntests:\n"
+        "  - id: a\n    criteria: Says ${{ GREETING }} ${{ UNSET_VAR }}twice\n"
+        "    input: hi\n    expected_output: '${{ GREETING }}'\n  - file://cases.yaml\n",
+    )
+    tests = document(load_suite(suite))["tests"]
+    assert tests[0]["assertions"][0]["prompt"] == "Says hello twice"
+    assert tests[0]["expected_output"] == "hello"
+    assert tests[0]["metadata"] == {"governance": {"owner": "hello", "tries": 3}}
+    assert tests[1]["input"] == "hello"

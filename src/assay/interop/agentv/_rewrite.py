@@ -24,6 +24,7 @@ from assay.interop.agentv._detect import (
     substitute_vars,
     tests_marker,
 )
+from assay.interop.agentv._env_vars import interpolate_env
 from assay.interop.agentv._graders import (
     GraderRewriter,
     rubric_items,
@@ -146,12 +147,16 @@ class _Suite(GraderRewriter):
     # -- suite -----------------------------------------------------------------------------
 
     def suite(self, data: dict[str, JSON]) -> None:
+        for key in [k for k in data if k != "tests"]:
+            data[key] = interpolate_env(data[key])
         self._suite_keys(data)
         if "tests" in data:
             try:
-                data["tests"] = gather_tests(data["tests"], self.source, self.base_dir, self.warn)
+                tests = gather_tests(data["tests"], self.source, self.base_dir, self.warn)
             except ConfigError as exc:
                 self.errors += exc.issues
+            else:
+                data["tests"] = interpolate_env(tests)
         if "name" not in data:
             stem = Path(self.source.default_file).name.split(".")[0]
             data["name"] = _slug(stem)
@@ -628,6 +633,9 @@ class AgentVTests:
 
     def rewrite(self, test: JSON, index: int) -> None:
         """Rewrite test `index` in place."""
+        if isinstance(test, dict):
+            for key, value in test.items():
+                test[key] = interpolate_env(value)
         self._rewriter.test(test, (index,), self._target)
 
     @property
