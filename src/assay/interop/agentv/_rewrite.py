@@ -486,7 +486,10 @@ class _Suite(GraderRewriter):
             # AgentV sends a conversation's `input` (a system prompt, a scripted history)
             # before its first turn: assay's first turn carries it as messages
             first = turns[0].get("input")
-            said = self.messages(first, (*path, "turns", 0, "input")) if first is not None else []
+            where = (*path, "turns", 0, "input")
+            if isinstance(first, list) and not is_message_list(first):
+                first = self.content(first, where)  # content blocks: the user's text
+            said = self.messages(first, where) if first is not None else []
             turns[0]["input"] = [*self.messages(preamble, (*path, "input")), *said]
         for i, turn in enumerate(turns):
             if not isinstance(turn, dict):
