@@ -339,3 +339,14 @@ def test_i24_5_rubric_operators_are_said_in_the_outcome(tmp_path: Path) -> None:
         m.startswith("s.eval.yaml:12 tests[0].assertions[0].criteria[1].operator: assay's rubric")
         for m in messages(loaded)
     )
+
+
+def test_i24_5_execution_metrics_exploration_options_load(tmp_path: Path) -> None:
+    loaded = suite(
+        tmp_path,
+        "name: m\nexecution: {target: bot}\ntargets:\n  bot:\n    type: fake\n    default:\n"
+        "      output: done\n      tool_calls: [{tool: Read}, {tool: Edit}]\ntests:\n"
+        "  - id: t\n    input: hi\n    assertions:\n      - type: execution_metrics\n"
+        "        target_exploration_ratio: 0.6\n        exploration_tolerance: 0.2\n",
+    )
+    assert run(loaded).results[0].verdict == "pass"  # ratio 0.5, within 0.2 of 0.6

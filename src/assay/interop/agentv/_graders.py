@@ -39,10 +39,6 @@ _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
         "preprocessors": "assay graders read the target's text output; convert files to text "
         "in the target",
     },
-    "execution-metrics": {
-        "target_exploration_ratio": "assay does not measure exploration; remove it",
-        "exploration_tolerance": "assay does not measure exploration; remove it",
-    },
 }
 
 _PROMPT_SUFFIXES = frozenset({".md", ".txt", ".j2", ".jinja", ".jinja2", ".prompt"})
