@@ -353,7 +353,8 @@ def test_execution_metrics_needs_the_values_it_checks(
         (
             {"type": "execution-metrics"},
             ": Value error, execution-metrics needs at least one limit: max_tool_calls, "
-            "min_tool_calls, max_llm_calls, max_tokens, max_cost_usd, max_duration_ms",
+            "min_tool_calls, max_llm_calls, max_tokens, max_cost_usd, max_duration_ms, "
+            "target_exploration_ratio",
         ),
         (
             {"type": "execution-metrics", "min_tool_calls": 4, "max_tool_calls": 2},
@@ -465,3 +466,30 @@ def test_underscore_type_names_load(tmp_path: Path) -> None:
     grader = load_suite(path).suite.tests[0].assertions[3]
     assert isinstance(grader, ExecutionMetrics)
     assert grader.type == "execution-metrics"
+
+
+def _explored(spec: dict[str, Any], tools: list[str]) -> GraderResult:
+    run = TargetOutput(output="done", tool_calls=[ToolCall(tool=t) for t in tools])
+    return grade_spec({"type": "execution-metrics", **spec}, "done", target_output=run)
+
+
+def test_i24_5_exploration_ratio_within_its_tolerance() -> None:
+    tools = ["Read", "Grep", "Edit", "Bash"]  # 2 of 4 explore: ratio 0.5
+    met = _explored({"target_exploration_ratio": 0.6, "exploration_tolerance": 0.15}, tools)
+    assert (met.score, met.verdict) == (1.0, "pass")
+    assert [(d.check, d.passed, d.expected, d.actual) for d in met.details] == [
+        ("execution_metrics.target_exploration_ratio", True, "≤ 0.15", "0.1")
+    ]
+    assert met.hits == ["exploration ratio 0.5 (target 0.6), distance: 0.1 (limit 0.15)"]
+    missed = _explored({"target_exploration_ratio": 0.9, "max_tool_calls": 10}, tools)
+    assert (missed.score, missed.verdict) == (0.5, "fail")  # default tolerance 0.2
+    assert missed.misses == [
+        "exploration ratio 0.5 (target 0.9), distance: 0.4, over the limit of 0.2"
+    ]
+    own = _explored({"target_exploration_ratio": 1.0, "exploration_tools": ["Edit"]}, ["Edit"])
+    assert own.score == 1.0
+
+
+def test_i24_5_exploration_ratio_without_tool_calls_fails() -> None:
+    result = _explored({"target_exploration_ratio": 0.5}, [])
+    assert (result.score, result.verdict) == (0.0, "fail")

@@ -136,6 +136,7 @@ def test_rubrics_string_assertions_and_score_ranges(server: Any) -> None:
                 {"id": "criterion-1", "outcome": "Mentions divide-and-conquer approach"},
                 {"id": "criterion-2", "outcome": "Explains the partition step"},
             ],
+            "weight": 2,  # AgentV weighs N plain strings N
         }
     ]
     accuracy = tests["summary"]["assertions"][0]["rubrics"][0]
@@ -221,16 +222,23 @@ def test_i24_2_what_assay_workspaces_lack_is_a_located_error(tmp_path: Path) -> 
     ]
 
 
-def test_unknown_agentv_keys_stay_errors_with_did_you_mean(tmp_path: Path) -> None:
-    errors = agentv_error(
-        tmp_path,
-        "name: typo\ntarget: {type: fake, default: x}\ntests:\n  - id: a\n    criteria: c\n"
-        "    input: hi\n    expected_outptu: x\n",
+def test_i24_5_keys_agentv_ignores_are_located_warnings_with_did_you_mean(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path / "e.eval.yaml",
+        "name: typo\ntarget: {type: fake, default: x}\nowner: qa\ntests:\n  - id: a\n"
+        "    criteria: c\n    input: hi\n    expected_outptu: x\n    context: [doc]\n",
     )
-    assert errors == [
-        "e.eval.yaml:7 tests[0].expected_outptu: unknown key 'expected_outptu'. "
-        "Did you mean 'expected_output'?"
+    loaded = load_suite(path)
+    assert [m for m in messages(loaded) if "ignores" in m] == [
+        "e.eval.yaml:3 owner: AgentV ignores the unknown field 'owner', and so does assay",
+        "e.eval.yaml:8 tests[0].expected_outptu: AgentV ignores the unknown field "
+        "'expected_outptu', and so does assay; did you mean 'expected_output'?",
     ]
+    test = document(loaded)["tests"][0]
+    assert "expected_outptu" not in test
+    assert test["context"] == ["doc"]  # assay's own keys stay usable in an AgentV file
 
 
 def test_a_per_test_target_is_an_error_and_tests_from_files_are_rewritten(

@@ -30,6 +30,7 @@ from assay.graders.retrieval import Retrieval
 from assay.graders.rubric import RubricItem, RubricItems, Rubrics
 from assay.graders.semantic import SemanticSimilarity
 from assay.graders.similarity import Levenshtein, Rouge, Similarity
+from assay.graders.skill import SkillTrigger
 from assay.graders.sql import IsSql
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
@@ -98,6 +99,7 @@ __all__ = [
     "Rubrics",
     "SemanticSimilarity",
     "Similarity",
+    "SkillTrigger",
     "StartsWith",
     "TestFacts",
     "TokenUsageLimit",

@@ -34,6 +34,7 @@ from assay.graders.retrieval import Retrieval
 from assay.graders.rubric import Rubrics
 from assay.graders.semantic import SemanticSimilarity
 from assay.graders.similarity import Levenshtein, Rouge, Similarity
+from assay.graders.skill import SkillTrigger
 from assay.graders.sql import IsSql
 from assay.graders.structured import FieldAccuracy, IsJson, JsonSchema
 from assay.graders.text import (
@@ -86,6 +87,7 @@ GraderSpec = Annotated[
     | ExecutionMetrics
     | ToolTrajectory
     | ValidToolCalls
+    | SkillTrigger
     | Format
     | Factuality
     | Faithfulness
@@ -135,6 +137,7 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         ExecutionMetrics,
         ToolTrajectory,
         ValidToolCalls,
+        SkillTrigger,
         Format,
         Factuality,
         Faithfulness,

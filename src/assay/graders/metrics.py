@@ -32,6 +32,7 @@ _LIMITS = (
     "max_tokens",
     "max_cost_usd",
     "max_duration_ms",
+    "target_exploration_ratio",
 )
 """The limit options of execution-metrics, in the order of its Details."""
 
@@ -54,6 +55,17 @@ def _usd(value: float) -> str:
 
 def _count(value: float) -> str:
     return str(int(value))
+
+
+def _ratio(value: float) -> str:
+    return _plain(value, 2)
+
+
+EXPLORATION_TOOLS = (
+    *("read", "grep", "glob", "search", "list"),
+    *("Read", "Grep", "Glob", "WebSearch", "WebFetch"),
+)
+"""Tool names that count as exploration by default: AgentV's list."""
 
 
 def _run(ctx: GradingContext, grader: str) -> TargetOutput:
@@ -233,6 +245,15 @@ class ExecutionMetrics(Grader):
     """Highest cost in US dollars; the target must report its cost."""
     max_duration_ms: Milliseconds | None = None
     """Longest response time in milliseconds."""
+    target_exploration_ratio: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    """The share of tool calls that should explore (read, search, list: `exploration_tools`),
+    met within `exploration_tolerance` (AgentV's option of the same name)."""
+    exploration_tolerance: Annotated[float, Field(ge=0.0)] = 0.2
+    """How far the exploration ratio may be from `target_exploration_ratio`."""
+    exploration_tools: Annotated[list[str], Field(min_length=1)] = Field(
+        default_factory=lambda: list(EXPLORATION_TOOLS)
+    )
+    """The tool names that count as exploration (compared exactly)."""
 
     @model_validator(mode="after")
     def _limits(self) -> Self:
@@ -284,4 +305,26 @@ class ExecutionMetrics(Grader):
                     "max_duration_ms", self.max_duration_ms, run.duration_ms, "response time", _ms
                 )
             )
+        if self.target_exploration_ratio is not None:
+            checks.append(self._exploration(run))
         return _measure("execution_metrics", checks, fraction=True)
+
+    def _exploration(self, run: TargetOutput) -> _Check:
+        """The exploration ratio's distance from its target, against the tolerance; a run
+        without tool calls has no ratio and fails the check (as in AgentV)."""
+        target = self.target_exploration_ratio
+        assert target is not None  # called only when set
+        calls = run.tool_calls
+        tools = set(self.exploration_tools)
+        if not calls:
+            what = "exploration ratio (no tool calls), distance from the target"
+            return _Check("target_exploration_ratio", self.exploration_tolerance, 1.0, what, _ratio)
+        ratio = sum(c.tool in tools for c in calls) / len(calls)
+        what = f"exploration ratio {_ratio(ratio)} (target {_ratio(target)}), distance"
+        return _Check(
+            "target_exploration_ratio",
+            self.exploration_tolerance,
+            abs(ratio - target),
+            what,
+            _ratio,
+        )

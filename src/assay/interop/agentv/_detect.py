@@ -27,6 +27,9 @@ _SUITE_MARKERS = (
     "author",
     "license",
     "eval_cases",
+    "evalcases",
+    "governance",
+    "metadata",
 )
 _TEST_MARKERS = (
     "criteria",
@@ -123,6 +126,7 @@ def agentv_marker(data: JSON, tests_key: str = "tests") -> LocPath | None:
             "cache",
             "budget_usd",
             "fail_on_error",
+            "trials",
         ):
             if key in execution:
                 return ("execution", key)
@@ -130,7 +134,10 @@ def agentv_marker(data: JSON, tests_key: str = "tests") -> LocPath | None:
         if _has_grader_marker(data.get(key)):
             return (key,)
     tests = data.get(tests_key)
-    return tests_marker(tests, (tests_key,)) if isinstance(tests, list) else None
+    found = tests_marker(tests, (tests_key,)) if isinstance(tests, list) else None
+    if found is None and "name" not in data and tests_key in data:
+        return ()  # AgentV names a suite after its file; an assay suite must have a name
+    return found
 
 
 def tests_marker(tests: list[JSON], prefix: LocPath) -> LocPath | None:

@@ -11,15 +11,24 @@ See docs/migrating-from-agentv.md.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from pathlib import Path
 
 from assay.config._yaml import LocPath, SourceMap
-from assay.errors import ConfigIssue
+from assay.errors import ConfigError, ConfigIssue
 from assay.interop._vars import substitute_vars
 from assay.interop.agentv._detect import agentv_marker, is_message_list, tests_marker
-from assay.interop.agentv._graders import GraderRewriter, rubric_items
+from assay.interop.agentv._env_vars import interpolate_env
+from assay.interop.agentv._graders import (
+    GraderRewriter,
+    rubric_items,
+    uses_criteria,
+    with_criteria,
+)
+from assay.interop.agentv._semantics import semantic_warnings
+from assay.interop.agentv._tests import gather_tests, is_agentv_dataset
 from assay.interop.agentv._v5 import V5Reader, mixed_marker, v5_marker
 from assay.interop.agentv._workspace import rewrite_workspace
 from assay.results import JSON
@@ -38,12 +47,56 @@ _UNSUPPORTED = {
     "on_dependency_failure": "assay runs every case independently",
     "window_size": "assay sends every turn with the whole conversation so far",
 }
-_EXECUTION_UNSUPPORTED = {
-    "targets": "assay runs one target per run: run the suite once per target with --target",
-    "cache": "use `assay run --no-cache` or `--cache-mode`",
-    "budget_usd": "assay has no run budget; use a `cost` grader per case",
-    "fail_on_error": "assay never counts an error as a pass; remove it",
+_SUITE_KEYS = frozenset(
+    {
+        *("$schema", "name", "description", "category", "version", "author", "tags", "license"),
+        *("requires", "input", "input_files", "tests", "eval_cases", "evalcases", "target"),
+        *("execution", "assertions", "evaluators", "assert", "evaluator", "preprocessors"),
+        *("workspace", "metadata", "governance"),
+    }
+)
+"""The top-level fields AgentV v4 reads (its validator warns that any other is ignored)."""
+_TEST_KEYS = frozenset(
+    {
+        *("id", "vars", "criteria", "expected_outcome", "input", "input_files"),
+        *("expected_output", "assertions", "evaluators", "assert", "evaluator", "rubrics"),
+        *("execution", "workspace", "metadata", "conversation_id", "suite", "depends_on"),
+        *("on_dependency_failure", "mode", "turns", "aggregation", "on_turn_failure"),
+        "window_size",
+    }
+)
+"""The test fields AgentV v4 reads."""
+_ASSAY_SUITE_KEYS = frozenset({"judge", "targets", "regression", "plugins"})
+"""assay's own top-level keys: kept in an AgentV file (AgentV would ignore them)."""
+_V5_KEYS = frozenset(
+    {
+        *("providers", "prompts", "graders", "defaults", "environment", "model", "policy"),
+        *("experiment", "repeat", "runs", "early_exit", "timeout_seconds", "threshold"),
+        *("evaluate_options", "default_test", "scenarios", "derived_metrics", "output_path"),
+        *("env", "nunjucks_filters", "extensions", "on_run_complete", "expected_output"),
+    }
+)
+"""AgentV v5's top-level keys: in a document with v5's `providers` or `prompts` they are not
+v4's to drop (v5 refuses an unknown top-level key; the v5 reading is another's)."""
+_ASSAY_TEST_KEYS = frozenset(
+    {"context", "expected_outcomes", "expected_tool_calls", "tags", "description", "simulate"}
+)
+"""assay's own test keys, kept likewise."""
+
+_EXECUTION_IGNORED = {
+    "cache": "AgentV's response cache switch; assay caches by default (`assay run --no-cache` "
+    "or `--cache-mode` to change it)",
+    "budget_usd": "AgentV stops the run past this cost; assay has no run budget (a `cost` "
+    "grader bounds each case)",
+    "budgetUsd": "AgentV stops the run past this cost; assay has no run budget (a `cost` "
+    "grader bounds each case)",
+    "fail_on_error": "assay never counts an error as a pass, and `assay run` exits non-zero on one",
+    "failOnError": "assay never counts an error as a pass, and `assay run` exits non-zero on one",
 }
+"""Run settings of AgentV's that change no verdict assay gives: read, not applied, and said."""
+
+_TRIAL_STRATEGIES = frozenset({"pass_at_k", "mean", "confidence_interval"})
+"""AgentV's trial strategies: assay's repeat strategies of the same names (SPEC §1.4)."""
 
 
 def _slug(text: str) -> str:
@@ -54,14 +107,32 @@ class _Suite(GraderRewriter):
     """Rewrites one AgentV document (or the tests of one dataset file)."""
 
     def __init__(self, source: SourceMap, base_dir: Path) -> None:
-        super().__init__(source)
-        self.base_dir = base_dir
+        super().__init__(source, base_dir)
         self.prefix: list[JSON] = []
         """Suite-level `input` messages, prepended to each test's input."""
         self.files: JSON = None
         """Suite-level `input_files`, the default of each test's."""
         self.promptless: list[JSON] = []
         """Suite-level llm-graders without a prompt: each test gets one with its criteria."""
+        self.with_criteria: list[JSON] = []
+        """Suite-level llm-graders whose prompt shows `{{ criteria }}`: each test gets one
+        with its criteria written in."""
+        self.suite_metadata: dict[str, JSON] = {}
+        """Suite-level `metadata` and `governance`, inherited by every test (AgentV 4.x)."""
+
+    def ignored(
+        self, mapping: dict[str, JSON], path: LocPath, agentv: frozenset[str], assay: frozenset[str]
+    ) -> None:
+        """Drop, with a warning, the keys AgentV ignores (it warns "Unknown field ... will be
+        ignored"); assay's own keys stay, so an AgentV file may use assay's features."""
+        for key in [k for k in mapping if k not in agentv and k not in assay]:
+            close = difflib.get_close_matches(key, sorted(agentv | assay), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            self.warn(
+                (*path, key),
+                f"AgentV ignores the unknown field '{key}', and so does assay{hint}",
+            )
+            del mapping[key]
 
     def unsupported(self, mapping: dict[str, JSON], path: LocPath, table: dict[str, str]) -> None:
         for key, why in table.items():
@@ -78,21 +149,20 @@ class _Suite(GraderRewriter):
             )
 
     def suite(self, data: dict[str, JSON]) -> None:
-        self.unsupported(data, (), _UNSUPPORTED)
-        self.workspace(data, ())
-        for key in _DROPPED:
-            data.pop(key, None)
-        for old in ("suite", "dataset"):
-            label = data.pop(old, None)
-            if "name" not in data and isinstance(label, str):
-                data["name"] = _slug(label)
+        for key in [k for k in data if k != "tests"]:
+            data[key] = interpolate_env(data[key])
+        self._suite_keys(data)
+        if "tests" in data:
+            try:
+                tests = gather_tests(data["tests"], self.source, self.base_dir, self.warn)
+            except ConfigError as exc:
+                self.errors += exc.issues
+            else:
+                data["tests"] = interpolate_env(tests)
         if "name" not in data:
             stem = Path(self.source.default_file).name.split(".")[0]
             data["name"] = _slug(stem)
             self.warn((), f"no `name`; using '{data['name']}' from the file name")
-        if "eval_cases" in data and "tests" not in data:
-            data["tests"] = data.pop("eval_cases")
-            self.source.rename(("eval_cases",), ("tests",))
         self._suite_execution(data)
         if "input" in data:
             self.prefix = self.messages(data.pop("input"), ("input",))
@@ -114,11 +184,29 @@ class _Suite(GraderRewriter):
                 "tests written in the suite file; move them into the tests",
             )
 
+    def _suite_keys(self, data: dict[str, JSON]) -> None:
+        """The top level's keys in assay's terms: ignored ones said and dropped, AgentV's
+        deprecated spellings renamed, the metadata every test inherits set aside."""
+        self.unsupported(data, (), _UNSUPPORTED)
+        self.workspace(data, ())
+        v5 = "providers" in data or "prompts" in data
+        self.ignored(data, (), _SUITE_KEYS, _ASSAY_SUITE_KEYS | (_V5_KEYS if v5 else set()))
+        for key in _DROPPED:
+            data.pop(key, None)
+        data.pop("evaluator", None)  # AgentV's default grader kind: assay's is the llm-grader too
+        for old, new in (("evalcases", "tests"), ("eval_cases", "tests"), ("assert", "assertions")):
+            if old in data and new not in data:
+                data[new] = data.pop(old)
+                self.source.rename((old,), (new,))
+        self.suite_metadata = _suite_metadata(data)
+
     def _suite_execution(self, data: dict[str, JSON]) -> None:
         execution = data.get("execution")
         if not isinstance(execution, dict):
             return
-        self.unsupported(execution, ("execution",), _EXECUTION_UNSUPPORTED)
+        self._run_settings(execution, ("execution",))
+        self._trials(execution, ("execution",))
+        self._matrix(data, execution)
         target = execution.pop("target", None)
         if target is not None:
             if data.get("target", target) != target:
@@ -132,6 +220,69 @@ class _Suite(GraderRewriter):
                 graders = _list(data.get("assertions")) + _list(execution.pop(key))
                 data["assertions"] = graders
 
+    def _run_settings(self, execution: dict[str, JSON], where: LocPath) -> None:
+        for key, why in _EXECUTION_IGNORED.items():
+            if key in execution:
+                self.warn((*where, key), f"`{key}` is not applied: {why}")
+                del execution[key]
+
+    def _trials(self, execution: dict[str, JSON], where: LocPath) -> None:
+        """`trials: {count, strategy}` is assay's `repeat` and `repeat_strategy` (SPEC §1.4)."""
+        trials = execution.pop("trials", None)
+        if trials is None:
+            return
+        if not isinstance(trials, dict) or not isinstance(trials.get("count"), int):
+            self.error((*where, "trials"), "`trials` must be a mapping with an integer `count`")
+            return
+        execution["repeat"] = trials["count"]
+        self.source.rename((*where, "trials", "count"), (*where, "repeat"))
+        strategy = trials.get("strategy")
+        if strategy is not None:
+            if strategy not in _TRIAL_STRATEGIES:
+                self.error(
+                    (*where, "trials", "strategy"),
+                    f"unknown trials strategy {strategy!r}; AgentV's are pass_at_k, mean and "
+                    "confidence_interval",
+                )
+            else:
+                execution["repeat_strategy"] = strategy
+        for key in ("cost_limit_usd", "costLimitUsd"):
+            if key in trials:
+                self.warn(
+                    (*where, "trials", key),
+                    "AgentV stops further trials past this cost; assay runs every repeat "
+                    "(SPEC §1.4)",
+                )
+
+    def _matrix(self, data: dict[str, JSON], execution: dict[str, JSON]) -> None:
+        """`execution.targets: [a, b]` runs every test on each target in AgentV; an assay run
+        has one target, so this one runs on the first and the warning names the others."""
+        targets = execution.pop("targets", None)
+        if targets is None:
+            return
+        names = [t.get("name") if isinstance(t, dict) else t for t in _list(targets)]
+        where = ("execution", "targets")
+        if not names or not all(isinstance(n, str) and n for n in names):
+            self.error(where, "`targets` must list target names (or {name: ...} mappings)")
+            return
+        if any(isinstance(t, dict) and set(t) - {"name"} for t in _list(targets)):
+            self.error(
+                where,
+                "target entries with `use_target` or `hooks` are not supported by assay; list "
+                "target names",
+            )
+            return
+        if "target" not in execution and "target" not in data:
+            execution["target"] = names[0]
+            self.source.rename(where, ("execution", "target"))
+        rest = ", ".join(f"--target {n}" for n in names[1:])
+        also = f"; run it again with {rest} for the others" if rest else ""
+        self.warn(
+            where,
+            f"AgentV runs every test on each of {len(names)} target(s); an assay run has one "
+            f"target, this one runs on '{data.get('target') or execution.get('target')}'{also}",
+        )
+
     def _suite_graders(self, specs: JSON, path: LocPath) -> JSON:
         rewritten = self.graders(specs, path)
         if not isinstance(rewritten, list):
@@ -140,6 +291,8 @@ class _Suite(GraderRewriter):
         for spec in rewritten:
             if isinstance(spec, dict) and spec.get("type") == "llm-grader" and "prompt" not in spec:
                 self.promptless.append(spec)
+            elif uses_criteria(spec):
+                self.with_criteria.append(spec)
             else:
                 kept.append(spec)
         return kept
@@ -149,20 +302,7 @@ class _Suite(GraderRewriter):
     def test(self, test: JSON, path: LocPath, suite_target: JSON) -> None:
         if not isinstance(test, dict):
             return
-        self.unsupported(test, path, _UNSUPPORTED)
-        self.workspace(test, path)
-        variables = test.pop("vars", None)
-        if isinstance(variables, dict):
-            for key in ("input", "criteria", "expected_output", "input_files", "turns"):
-                if key in test:
-                    test[key] = substitute_vars(test[key], variables)
-            test.setdefault("metadata", {})
-            if isinstance(test["metadata"], dict):
-                test["metadata"].setdefault("vars", variables)
-        if "conversation_id" in test:
-            meta = test.setdefault("metadata", {})
-            if isinstance(meta, dict):
-                meta["conversation_id"] = test.pop("conversation_id")
+        self._test_keys(test, path)
         if test.get("mode") == "conversation":
             test.pop("mode")
         skip = self._test_execution(test, path, suite_target)
@@ -170,19 +310,57 @@ class _Suite(GraderRewriter):
         if is_message_list(test.get("expected_output")):
             test["expected_output"] = self._reference(test["expected_output"], path)
         if "rubrics" in test:
-            test["rubrics"] = rubric_items(test["rubrics"], (*path, "rubrics"), self.error)
+            test["rubrics"] = rubric_items(
+                test["rubrics"], (*path, "rubrics"), self.error, self.warn
+            )
         key = next((k for k in ("assertions", "evaluators", "assert") if k in test), "assertions")
         if key in test:
             test[key] = self.graders(test[key], (*path, key))
         self._turns(test, path)
         self._criteria(test, path, key, skip)
 
+    def _test_keys(self, test: dict[str, JSON], path: LocPath) -> None:
+        """A test's keys in assay's terms: ignored ones said and dropped, `vars` written in,
+        AgentV's labels moved into `metadata`, which inherits the suite's."""
+        self.unsupported(test, path, _UNSUPPORTED)
+        self.workspace(test, path)
+        self.ignored(test, path, _TEST_KEYS, _ASSAY_TEST_KEYS)
+        if "expected_outcome" in test and "criteria" not in test:
+            test["criteria"] = test.pop("expected_outcome")
+            self.source.rename((*path, "expected_outcome"), (*path, "criteria"))
+        test.pop("evaluator", None)  # AgentV's default grader kind: assay's is the llm-grader too
+        variables = test.pop("vars", None)
+        if isinstance(variables, dict):
+            for key in ("input", "criteria", "expected_output", "input_files", "turns"):
+                if key in test:
+                    test[key] = substitute_vars(test[key], variables)
+        own = test.get("metadata", {})
+        if not isinstance(own, dict):
+            return  # left for validation to refuse
+        meta = dict(own)
+        if isinstance(variables, dict):
+            meta.setdefault("vars", variables)
+        for key in ("conversation_id", "suite"):
+            if key in test:
+                meta[key] = test.pop(key)
+        meta = merge_metadata(meta, self.suite_metadata)
+        if meta or "metadata" in test:
+            test["metadata"] = meta
+
     def _test_execution(self, test: dict[str, JSON], path: LocPath, suite_target: JSON) -> bool:
         execution = test.get("execution")
         if not isinstance(execution, dict):
             return False
         where = (*path, "execution")
-        self.unsupported(execution, where, _EXECUTION_UNSUPPORTED)
+        self._run_settings(execution, where)
+        if "trials" in execution:
+            self.warn((*where, "trials"), "AgentV reads `trials` of the suite only; so does assay")
+            execution.pop("trials")
+        if "targets" in execution:
+            self.error(
+                (*where, "targets"),
+                "assay runs one target per run; run this test in a suite of its own per target",
+            )
         target = execution.pop("target", None)
         if target is not None and target != suite_target:
             self.error(
@@ -197,7 +375,10 @@ class _Suite(GraderRewriter):
         return execution.get("skip_defaults") is True
 
     def _input(self, test: dict[str, JSON], path: LocPath, skip: bool) -> None:
+        where = (*path, "input_files") if "input_files" in test else ("input_files",)
         files = test.pop("input_files", None if skip else self.files)
+        if isinstance(files, list):
+            files = [f for i, f in enumerate(files) if self._exists(f, (*where, i))]
         if "input" not in test:
             return
         raw = test["input"]
@@ -256,16 +437,33 @@ class _Suite(GraderRewriter):
                 )
         return "\n\n".join(parts)
 
+    def _exists(self, name: JSON, path: LocPath) -> bool:
+        """Whether an `input_files` entry names a file; an error where it is written if not."""
+        if not isinstance(name, str) or self.roots.find(name) is not None:
+            return True
+        self._not_found(name, path)
+        return False
+
+    def _not_found(self, name: str, path: LocPath) -> None:
+        self.error(
+            path,
+            f"input file '{name}' not found (looked at {self.roots.looked_at(name)}); "
+            "fix the path (relative to the eval file, a parent up to the repository root, "
+            "or the working directory)",
+        )
+
     def _file(self, name: str, path: LocPath) -> str:
-        file = Path(name)
-        if not file.is_absolute():
-            file = self.base_dir / file
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            self.error(path, f"cannot read input file '{name}' (looked at {file}): {exc}")
+        """An input file's text, found as AgentV finds it (see assay.interop.agentv._files)."""
+        file = self.roots.find(name)
+        if file is None:
+            self._not_found(name, path)
             return ""
-        return f'<file path="{name}">\n{text}\n</file>'
+        try:
+            text = file.read_text(encoding="utf-8").replace("\r\n", "\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.error(path, f"cannot read input file '{name}' ({file}): {exc}")
+            return ""
+        return f'<file path="{name.lstrip("/")}">\n{text}\n</file>'
 
     def _reference(self, messages: list[JSON], path: LocPath) -> JSON:
         """The reference answer: the last assistant message's content."""
@@ -287,6 +485,16 @@ class _Suite(GraderRewriter):
         turns = test.get("turns")
         if not isinstance(turns, list):
             return
+        preamble = test.pop("input", None)
+        if preamble is not None and turns and isinstance(turns[0], dict):
+            # AgentV sends a conversation's `input` (a system prompt, a scripted history)
+            # before its first turn: assay's first turn carries it as messages
+            first = turns[0].get("input")
+            where = (*path, "turns", 0, "input")
+            if isinstance(first, list) and not is_message_list(first):
+                first = self.content(first, where)  # content blocks: the user's text
+            said = self.messages(first, where) if first is not None else []
+            turns[0]["input"] = [*self.messages(preamble, (*path, "input")), *said]
         for i, turn in enumerate(turns):
             if not isinstance(turn, dict):
                 continue
@@ -297,7 +505,9 @@ class _Suite(GraderRewriter):
                     "assay turns have no reference answer; state what the reply must do as "
                     "`assertions` or `expected_outcomes` of the turn",
                 )
-            if isinstance(turn.get("input"), list | dict):
+            if is_message_list(turn.get("input")):
+                turn["input"] = self.messages(turn["input"], (*where, "input"))
+            elif isinstance(turn.get("input"), list | dict):
                 content = self.content(turn["input"], (*where, "input"))
                 turn["input"] = content
             if "assertions" in turn:
@@ -311,6 +521,14 @@ class _Suite(GraderRewriter):
             test["criteria"] = criteria  # code graders read it (AgentV passes it to them)
         graders = test.get(key)
         own = graders if isinstance(graders, list) else []
+        showing = [] if skip else [dict(g) for g in self.with_criteria]
+        if showing:
+            test[key] = own = [*own, *showing]
+        readers = [g for g in own if uses_criteria(g)]
+        for grader in readers:
+            assert isinstance(grader, dict)  # uses_criteria says so
+            text = criteria if isinstance(criteria, str) else ""
+            grader["prompt"] = with_criteria(str(grader["prompt"]), text)
         promptless = [g for g in own if isinstance(g, dict) and g.get("type") == "llm-grader"]
         promptless = [g for g in promptless if "prompt" not in g]
         inherited = [] if skip else [dict(g) for g in self.promptless]
@@ -326,9 +544,11 @@ class _Suite(GraderRewriter):
         elif not own and "rubrics" not in test and "turns" not in test:
             test[key] = [{"type": "llm-grader", "name": "criteria", "prompt": criteria}]
             self.source.entries.setdefault((*path, key), self.source.locate((*path, "criteria")))
-        elif not promptless and not any(
-            isinstance(g, dict) and g.get("type") == "code-grader" for g in own
-        ):
+        elif (
+            not promptless
+            and not readers
+            and not any(isinstance(g, dict) and g.get("type") == "code-grader" for g in own)
+        ):  # a code grader gets the criteria on stdin (AgentV's contract)
             self.warn(
                 (*path, "criteria"),
                 "no grader of this test reads `criteria`, so it is not graded; add "
@@ -341,12 +561,42 @@ def _list(value: JSON) -> list[JSON]:
     return list(value) if isinstance(value, list) else []
 
 
+def _suite_metadata(data: dict[str, JSON]) -> dict[str, JSON]:
+    """Top-level `metadata`, with top-level `governance` over `metadata.governance` (AgentV
+    reads the two as one payload that every test inherits); both leave the document."""
+    metadata = data.pop("metadata", None)
+    payload = dict(metadata) if isinstance(metadata, dict) else {}
+    governance = data.pop("governance", None)
+    if isinstance(governance, dict):
+        payload["governance"] = governance
+    return payload
+
+
+def merge_metadata(test: dict[str, JSON], suite: dict[str, JSON]) -> dict[str, JSON]:
+    """A test's metadata over the suite's, as AgentV merges them: lists concatenate suite
+    first without repeats, mappings merge recursively, the test's scalars win."""
+    out = dict(test)
+    for key, value in suite.items():
+        mine = out.get(key)
+        if isinstance(value, list) and isinstance(mine, list):
+            seen: dict[str, JSON] = {}
+            for item in [*value, *mine]:
+                seen.setdefault(item if isinstance(item, str) else json.dumps(item), item)
+            out[key] = list(seen.values())
+        elif isinstance(value, dict) and isinstance(mine, dict):
+            out[key] = merge_metadata(mine, value)
+        elif key not in out:
+            out[key] = value
+    return out
+
+
 def _announce(source: SourceMap, marker: LocPath) -> ConfigIssue:
     shown = ".".join(str(p) for p in marker)
+    why = f"`{shown}` is AgentV's" if marker else "it has no `name`, which AgentV allows"
     return source.issue(
         marker,
-        f"read as an AgentV eval file (`{shown}` is AgentV's); AgentV's forms are "
-        "rewritten to assay's, see docs/migrating-from-agentv.md",
+        f"read as an AgentV eval file ({why}); AgentV's forms are rewritten to assay's, see "
+        "docs/migrating-from-agentv.md",
     )
 
 
@@ -359,11 +609,14 @@ def rewrite_agentv_suite(
     if v5 is not None:
         return _rewrite_v5(data, source, base_dir, v5)
     marker = agentv_marker(data)
+    if marker is None and is_agentv_dataset(data.get("tests"), base_dir):
+        marker = ("tests",)
     if marker is None:
         return [], []
     rewriter = _Suite(source, base_dir)
     rewriter.suite(data)
-    return [_announce(source, marker), *rewriter.warnings], rewriter.errors
+    differences = semantic_warnings(data, source)
+    return [_announce(source, marker), *rewriter.warnings, *differences], rewriter.errors
 
 
 def _rewrite_v5(
@@ -418,6 +671,9 @@ class AgentVTests:
 
     def rewrite(self, test: JSON, index: int) -> None:
         """Rewrite test `index` in place."""
+        if isinstance(test, dict):
+            for key, value in test.items():
+                test[key] = interpolate_env(value)
         self._rewriter.test(test, (index,), self._target)
 
     @property

@@ -272,7 +272,7 @@ class V5Asserts:
                 self.error((*where, "mode"), f"args mode {mode!r}: use partial or exact")
                 return None
             call: dict[str, JSON] = {"tool": value["name"], "args": value.get("args", {})}
-            call["args_match"] = "exact" if mode == "exact" else "subset"
+            call["args_match"] = "exact" if mode == "exact" else "superset"  # AgentV v4 terms
             grader.update(mode="superset", expected=[call])
             return grader
         self.error((*path, "type"), f"unknown trajectory assertion '{base}'")
