@@ -495,3 +495,25 @@ def test_i24_1_a_missing_api_key_is_located_in_the_targets_file(repo: Path) -> N
         "is not set. Export it with your API key, name another variable in `api_key_env`, or set "
         "`api_key_env: null` for a local server that needs no key"
     ]
+
+
+def test_i24_1_v5_config_defaults_name_the_provider_and_the_grader(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AgentV v5's `.agentv/config.yaml` `defaults: {provider, grader}`: the provider of an eval
+    file that names none, and the grader of providers without a `grader_target`."""
+    monkeypatch.setenv("AV_KEY", "k")
+    write(
+        repo / ".agentv" / "providers.yaml",
+        "- {id: mock, label: echo}\n"
+        "- {id: openai, label: judge, api_key: '{{ env.AV_KEY }}', model: judge-m}\n",
+    )
+    write(repo / ".agentv" / "config.yaml", "defaults:\n  provider: echo\n  grader: judge\n")
+    path = write(
+        repo / "s.eval.yaml",
+        "name: s\ntests:\n  - id: a\n    input: hi\n    criteria: says hi\n",
+    )
+    loaded = load_suite(path)
+    document = json.loads(loaded.document)
+    assert document["target"] == "echo"
+    assert document["judge"]["model"] == "judge-m"

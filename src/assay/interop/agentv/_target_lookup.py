@@ -91,14 +91,18 @@ def select_agentv_target(
         name = data["target"] = env.get(variable, "").strip() or None
         if name is None:
             del data["target"]
-    if name is None and ("default" in targets or "default" in found.notes):
-        name = data["target"] = "default"
+    defaults = _config_defaults(eval_dir, repo_root)
+    fallback = defaults.get("provider", "default")  # v5's `defaults.provider`, else `default`
+    if name is None and (fallback in targets or fallback in found.notes):
+        name = data["target"] = fallback
     warnings = config_warnings
     own_names = set(own) if isinstance(own, dict) else set()
     if isinstance(name, str) and name in found.specs and name not in own_names:
         warnings += found.warnings[name]
         if "judge" not in data:
-            warnings += _judge(data, name, found, targets, source)
+            warnings += _judge(
+                data, name, found, targets, source, default_grader=defaults.get("grader")
+            )
         execution = data.setdefault("execution", {}) if name in found.workers else None
         if isinstance(execution, dict):
             execution.setdefault("concurrency", found.workers[name])
@@ -121,10 +125,13 @@ def _judge(
     found: AgentVTargets,
     targets: Mapping[str, JSON],
     source: SourceMap,
+    *,
+    default_grader: str | None = None,
 ) -> list[ConfigIssue]:
-    """The suite's judge from the target's `grader_target` (else the target itself when it is
-    a model API), as AgentV grades with it; a grader target assay cannot use is a warning."""
-    grader = found.graders.get(name, name)
+    """The suite's judge from the target's `grader_target` (else v5's `defaults.grader` of
+    `.agentv/config.yaml`, else the target itself when it is a model API), as AgentV grades
+    with it; a grader target assay cannot use is a warning."""
+    grader = found.graders.get(name) or default_grader or name
     spec = targets.get(grader)
     if isinstance(spec, dict) and spec.get("type") in ("openai", "anthropic"):
         data["judge"] = {k: spec[k] for k in _JUDGE_KEYS if k in spec}
@@ -169,3 +176,26 @@ def _config_warnings(eval_dir: Path, repo_root: Path) -> list[ConfigIssue]:
             ]
         return []
     return []
+
+
+def _config_defaults(eval_dir: Path, repo_root: Path) -> dict[str, str]:
+    """v5's `defaults: {provider, grader}` of the `.agentv/config.yaml` AgentV would read (the
+    first from the eval file's directory up to the repository root): the provider an eval file
+    without one runs, and the grader of targets without a `grader_target`."""
+    for directory in directory_chain(eval_dir, repo_root):
+        path = directory / ".agentv" / "config.yaml"
+        if not path.is_file():
+            continue
+        try:
+            data, _ = parse_yaml(
+                path.read_text(encoding="utf-8"), display_path(path), interpolate=False
+            )
+        except (ConfigError, OSError, UnicodeDecodeError):
+            return {}
+        defaults = data.get("defaults") if isinstance(data, dict) else None
+        if not isinstance(defaults, dict):
+            return {}
+        return {
+            k: v for k, v in defaults.items() if k in ("provider", "grader") and isinstance(v, str)
+        }
+    return {}

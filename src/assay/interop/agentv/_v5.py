@@ -130,11 +130,19 @@ _ENV = re.compile(r"\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}")
 _STRATEGIES = {"pass_any": "pass_at_k", "pass_all": "pass_all", "mean": "mean"}
 
 
+_WEAK_V5_KEYS = frozenset({"defaults"})
+"""v5 keys that a v4 file may hold too (v4 ignores them, with a warning): alone beside v4 keys
+they do not make a file v5."""
+
+
 def v5_marker(data: JSON) -> LocPath | None:
     """Where the document first uses a key only AgentV v5 has, or None."""
     if not isinstance(data, dict):
         return None
-    return next(((key,) for key in data if key in V5_KEYS), None)
+    found = [key for key in data if key in V5_KEYS]
+    if set(found) <= _WEAK_V5_KEYS and mixed_marker(data):
+        return None  # a v4 file with a key v4 ignores (AgentV v4.42's own examples have these)
+    return (found[0],) if found else None
 
 
 def mixed_marker(data: dict[str, JSON]) -> list[LocPath]:
