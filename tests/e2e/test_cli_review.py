@@ -45,6 +45,11 @@ def test_i28_1_review_cases_export_and_import_the_labels(tmp_path: Path) -> None
         "reviewed 2 of 4 cases: 0 passed by people, the machine agreed on 1; reviewed pass rate "
         "25.0%" in " ".join(shown.stdout.split())
     )
+    report = assay("report", "latest", "--format", "md", cwd=tmp_path)
+    assert (
+        "**Human review:** 2 of 4 cases reviewed, 0 passed by people, the machine agreed on 1; "
+        "reviewed pass rate 25.0% (reviewed cases by the person's verdict)." in report.stdout
+    )
     exported = assay("review", "export", "latest", "-o", "labels.jsonl", cwd=tmp_path)
     assert exported.returncode == 0, exported.stderr
     lines = [json.loads(x) for x in (tmp_path / "labels.jsonl").read_text().splitlines()]

@@ -21,6 +21,7 @@ import click
 from assay.errors import PluginError, UsageError
 
 if TYPE_CHECKING:
+    from assay.comparison import ReviewSummary
     from assay.results import CaseResult, RunResult
     from assay.store import Store
 
@@ -131,14 +132,26 @@ def write_report(out: TextIO, fmt: str, runs: Sequence[RunResult], store: Store)
         write_plugin_report(fmt, out, sources)
     elif fmt == "md":
         for run in runs:
+            reviews = _reviews(store, run.id)
             with _not_passed(store, run.id) as cases:
-                out.writelines(markdown_chunks(run, cases))
+                out.writelines(markdown_chunks(run, cases, reviews=reviews))
     elif fmt in ("junit", "html"):
         write = write_junit if fmt == "junit" else write_html
         write(out, [(run, functools.partial(store.iter_case_results, run.id)) for run in runs])
     else:
         full = [r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs]
         out.write((render_json(full[0]) if len(full) == 1 else render_json_many(full)) + "\n")
+
+
+def _reviews(store: Store, run_id: str) -> ReviewSummary | None:
+    """How people reviewed a stored run, or None when nobody did."""
+    from assay.comparison import review_summary
+
+    reviews = store.list_reviews(run_id)
+    if not reviews:
+        return None
+    verdicts = {c.case_id: c.verdict for c in store.iter_case_scores(run_id)}
+    return review_summary(verdicts, reviews)
 
 
 def write_report_file(path: Path, fmt: str, runs: Sequence[RunResult], store: Store) -> None:

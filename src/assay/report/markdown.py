@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from assay.report._escape import fence, html_text, md_cell, md_code, md_text, shorten
 from assay.report._failures import (
@@ -29,6 +30,9 @@ from assay.results import (
     TokenUsage,
     Verdict,
 )
+
+if TYPE_CHECKING:
+    from assay.comparison import ReviewSummary
 
 __all__ = [
     "CASES_LISTED",
@@ -186,6 +190,19 @@ def _cost(cost: float | None) -> str:
     return "—" if cost is None else f"${cost:.4f}"
 
 
+def _reviewed(reviews: ReviewSummary | None) -> Iterator[str]:
+    """People's verdicts beside the machine's: reviewed counts and the reviewed pass rate."""
+    if reviews is None or not reviews.reviewed:
+        return
+    rate = reviews.reviewed_pass_rate
+    shown = "—" if rate is None else _pct(rate * 100)
+    yield (
+        f"**Human review:** {reviews.reviewed} of {reviews.cases} cases reviewed, "
+        f"{reviews.human_passed} passed by people, the machine agreed on {reviews.agreed}; "
+        f"reviewed pass rate {shown} (reviewed cases by the person's verdict).\n\n"
+    )
+
+
 def _spend(run: RunResult) -> Iterator[str]:
     s = run.summary
     judge = "judge"
@@ -324,6 +341,7 @@ def markdown_chunks(
     *,
     max_cases: int = CASES_LISTED,
     max_chars: int = CHARACTERS_LISTED,
+    reviews: ReviewSummary | None = None,
 ) -> Iterator[str]:
     """The report of one run, piece by piece, so a caller can stream it to a file.
 
@@ -334,8 +352,12 @@ def markdown_chunks(
         max_cases: Cases listed before one line counts the rest.
         max_chars: Cases stop being listed when the next would take the section past this
             (the first is always listed).
+        reviews: How people reviewed the run's cases (SPEC §6), shown beside the machine's
+            figures; None when nobody reviewed any.
     """
-    head = "".join([*_header(run), *_distribution(run), *_dimensions(run), *_spend(run)])
+    head = "".join(
+        [*_header(run), *_distribution(run), *_dimensions(run), *_reviewed(reviews), *_spend(run)]
+    )
     yield head
     s = run.summary
     not_passed = s.borderline_count + s.failed_count + s.error_count
