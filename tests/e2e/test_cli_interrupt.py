@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import json
 import shlex
-import signal
-import subprocess
-import time
 from pathlib import Path
 
-from assay.store import SQLiteStore
 from tests.conftest import write
-from tests.e2e._cli import ASSAY, assay, assay_env
+from tests.e2e._cli import assay, assay_env, interrupt_once_stored
 
 AGENT = """import os, time
 
@@ -34,31 +30,14 @@ def test_i21_4_ctrl_c_prints_the_run_id_and_a_resume_command_that_works(tmp_path
     )
     db = tmp_path / "my runs" / "r.db"  # a space: the printed command must quote it
     db.parent.mkdir()
-    proc = subprocess.Popen(
-        [ASSAY, "run", "s.eval.yaml", "--db", str(db), "--no-cache"],
+    run_id, returncode, stderr = interrupt_once_stored(
+        ["run", "s.eval.yaml", "--db", str(db), "--no-cache"],
         cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        db=db,
+        stored=2,
         env=assay_env(HANG="1"),
     )
-    try:
-        deadline = time.monotonic() + 60
-        run_id = None
-        while run_id is None and time.monotonic() < deadline:
-            if db.exists():
-                with SQLiteStore(db) as store:
-                    runs = store.list_runs()
-                    if runs and len(list(store.iter_case_results(runs[0].id))) == 2:
-                        run_id = runs[0].id
-            time.sleep(0.05)
-        assert run_id is not None
-        time.sleep(0.3)  # c2 is under way, and hangs
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130
+    assert returncode == 130
     command = f"assay run --resume {run_id} --db '{db}' --no-cache"
     assert stderr.splitlines()[-2:] == [
         f"interrupted: run {run_id} kept 2 of 4 cases.",

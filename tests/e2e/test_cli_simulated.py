@@ -6,18 +6,14 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
-import signal
-import subprocess
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from playwright.sync_api import expect
 
-from assay.store import SQLiteStore
 from tests._browser import screenshot_path
 from tests.conftest import write
-from tests.e2e._cli import ASSAY, assay, assay_env
+from tests.e2e._cli import assay, assay_env, interrupt_once_stored
 from tests.e2e._serve import ready, serving
 
 if TYPE_CHECKING:
@@ -106,31 +102,14 @@ def test_i27_3_an_interrupted_simulated_run_resumes_and_completes(tmp_path: Path
     db = tmp_path / "r.db"
     # Two workers (one target slot, one judge slot): a conversation's later turns queue behind
     # the cases started after it, so with more workers c2's hang would hold c0 and c1 back.
-    proc = subprocess.Popen(
-        [ASSAY, "run", "s.eval.yaml", "--db", str(db), "--judge-concurrency", "1"],
+    run_id, returncode, stderr = interrupt_once_stored(
+        ["run", "s.eval.yaml", "--db", str(db), "--judge-concurrency", "1"],
         cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        db=db,
+        stored=2,
         env=assay_env(HANG="1"),
     )
-    try:
-        deadline = time.monotonic() + 60
-        run_id = None
-        while run_id is None and time.monotonic() < deadline:
-            if db.exists():
-                with SQLiteStore(db) as store:
-                    runs = store.list_runs()
-                    if runs and len(list(store.iter_case_results(runs[0].id))) == 2:
-                        run_id = runs[0].id
-            time.sleep(0.05)
-        assert run_id is not None
-        time.sleep(0.3)  # c2's conversation is under way, and hangs
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130
+    assert returncode == 130
     command = stderr.splitlines()[-1].removeprefix("Resume it with: ")
     resumed = assay(*shlex.split(command)[1:], "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
