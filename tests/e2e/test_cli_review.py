@@ -6,9 +6,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from playwright.sync_api import expect
+
+from tests._browser import screenshot_path
 from tests.conftest import write
 from tests.e2e._cli import assay
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 SUITE = """\
 name: judged
@@ -122,3 +129,24 @@ def test_i28_2_calibrate_reports_the_agreement_and_gates_on_kappa(tmp_path: Path
     assert assay("calibrate", run_id, "--min-kappa", "0.4", cwd=tmp_path).returncode == 0
     unknown = assay("calibrate", run_id, "--grader", "nope", cwd=tmp_path)
     assert unknown.returncode == 2
+
+
+def test_i28_1_the_html_report_shows_the_reviews_beside_the_machine(
+    tmp_path: Path, page: Page
+) -> None:
+    run_id = _run(tmp_path)
+    assay("review", run_id, "b", "--verdict", "fail", "--note", "wrong", cwd=tmp_path)
+    assay("review", run_id, "c", "--verdict", "pass", cwd=tmp_path)
+    done = assay("report", run_id, "--format", "html", "-o", "r.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page.goto((tmp_path / "r.html").as_uri())
+    page.wait_for_selector("tr.case-row")
+    expect(page.locator(".review-summary .review-counts")).to_have_text(
+        "reviewed 2 of 4 cases: 1 passed by people, the machine agreed on 0; reviewed pass rate "
+        "50.0%"
+    )
+    marks = page.locator("tr.case-row .review-mark").evaluate_all(
+        "nodes => nodes.map(n => n.closest('tr').dataset.caseId + ' ' + n.dataset.human)"
+    )
+    assert sorted(marks) == ["b fail", "c pass"]
+    page.screenshot(path=screenshot_path("html-reviews"), full_page=True)

@@ -22,7 +22,7 @@ from assay.errors import PluginError, UsageError
 
 if TYPE_CHECKING:
     from assay.comparison import ReviewSummary
-    from assay.results import CaseResult, RunResult
+    from assay.results import JSON, CaseResult, RunResult
     from assay.store import Store
 
 __all__ = [
@@ -135,12 +135,35 @@ def write_report(out: TextIO, fmt: str, runs: Sequence[RunResult], store: Store)
             reviews = _reviews(store, run.id)
             with _not_passed(store, run.id) as cases:
                 out.writelines(markdown_chunks(run, cases, reviews=reviews))
-    elif fmt in ("junit", "html"):
-        write = write_junit if fmt == "junit" else write_html
-        write(out, [(run, functools.partial(store.iter_case_results, run.id)) for run in runs])
+    elif fmt == "junit":
+        write_junit(
+            out, [(run, functools.partial(store.iter_case_results, run.id)) for run in runs]
+        )
+    elif fmt == "html":
+        sources = [(run, functools.partial(store.iter_case_results, run.id)) for run in runs]
+        write_html(out, sources, _review_documents(store, runs))
     else:
         full = [r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs]
         out.write((render_json(full[0]) if len(full) == 1 else render_json_many(full)) + "\n")
+
+
+def _review_documents(store: Store, runs: Sequence[RunResult]) -> dict[str, JSON]:
+    """How people reviewed each run that has reviews, as the API's review list answers it."""
+    documents: dict[str, JSON] = {}
+    for run in runs:
+        reviews = store.list_reviews(run.id)
+        summary = _reviews(store, run.id) if reviews else None
+        if summary is None:
+            continue
+        documents[run.id] = {
+            "items": [r.model_dump() for r in reviews],
+            "cases": summary.cases,
+            "reviewed": summary.reviewed,
+            "human_passed": summary.human_passed,
+            "agreed": summary.agreed,
+            "reviewed_pass_rate": summary.reviewed_pass_rate,
+        }
+    return documents
 
 
 def _reviews(store: Store, run_id: str) -> ReviewSummary | None:

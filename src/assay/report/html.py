@@ -22,12 +22,13 @@ import base64
 import functools
 import hashlib
 import html
-from collections.abc import Iterator, Sequence
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import resources
 from typing import TextIO
 
 from assay.report.junit import CaseSource
-from assay.results import RunResult
+from assay.results import JSON, RunResult
 
 __all__ = ["content_security_policy", "html_chunks", "write_html"]
 
@@ -68,8 +69,16 @@ def _title(runs: Sequence[tuple[RunResult, CaseSource]]) -> str:
     return f"assay report: {suites}" if suites else "assay report"
 
 
-def html_chunks(runs: Sequence[tuple[RunResult, CaseSource]]) -> Iterator[str]:
-    """The report as text chunks, case by case, for a stream to write as they come."""
+def html_chunks(
+    runs: Sequence[tuple[RunResult, CaseSource]],
+    reviews: Mapping[str, JSON] | None = None,
+) -> Iterator[str]:
+    """The report as text chunks, case by case, for a stream to write as they come.
+
+    `reviews` holds, by run id, how people reviewed the run (`GET /api/runs/{id}/reviews`'s
+    document: counts, reviewed pass rate and the reviews); the page shows them beside the
+    machine's verdicts."""
+    reviews = reviews or {}
     yield (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy()}">\n'
@@ -84,13 +93,24 @@ def html_chunks(runs: Sequence[tuple[RunResult, CaseSource]]) -> Iterator[str]:
     )
     for run, cases in runs:
         head = run.model_dump_json(exclude={"results"})
-        yield f'<script type="application/json" class="assay-run">{{"run":{_data(head)},"results":['
+        reviewed = ""
+        if run.id in reviews:
+            reviewed = ',"reviews":' + _data(json.dumps(reviews[run.id], ensure_ascii=False))
+        yield (
+            f'<script type="application/json" class="assay-run">{{"run":{_data(head)}{reviewed},'
+            '"results":['
+        )
         for index, case in enumerate(cases()):
             yield ("," if index else "") + _data(case.model_dump_json())
         yield "]}</script>\n"
     yield f"<script>{_script()}</script>\n</body>\n</html>\n"
 
 
-def write_html(out: TextIO, runs: Sequence[tuple[RunResult, CaseSource]]) -> None:
-    """Write the report of `runs` (each with a callable that yields its case results)."""
-    out.writelines(html_chunks(runs))
+def write_html(
+    out: TextIO,
+    runs: Sequence[tuple[RunResult, CaseSource]],
+    reviews: Mapping[str, JSON] | None = None,
+) -> None:
+    """Write the report of `runs` (each with a callable that yields its case results), with
+    their human reviews by run id (see `html_chunks`)."""
+    out.writelines(html_chunks(runs, reviews))
