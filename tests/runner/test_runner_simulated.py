@@ -417,3 +417,46 @@ def test_i27_3_agent_judge_and_outcomes_see_the_whole_transcript(agent: ModuleTy
     [prompt] = prompts
     assert "What is your order number?" in prompt  # the first agent reply, not only the last
     assert "refund has been issued" in prompt
+
+
+# -- item 4: the command contract carries the conversation too --------------------------------
+
+
+def test_i27_4_a_command_target_gets_the_conversation_so_far_and_its_tool_calls_count(
+    tmp_path: Path,
+) -> None:
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import json, sys\n"
+        "case = json.load(sys.stdin)\n"
+        "said = [m['content'] for m in case['messages'] if m['role'] == 'user']\n"
+        "print(json.dumps({'output': f'{len(case[\"messages\"])} messages; last: {said[-1]}',\n"
+        "                  'tool_calls': [{'tool': 'note', 'args': {'turn': len(said)}}]}))\n",
+        encoding="utf-8",
+    )
+    loaded = parse_suite(
+        {
+            "name": "simulated-command",
+            "target": {"type": "command", "command": [sys.executable, str(agent)]},
+            "simulator": {"provider": "fake", "model": "fake-user"},
+            "tests": [
+                {
+                    "id": "c",
+                    "simulate": {"user": "Kim", "first_message": "hello", "max_turns": 3},
+                    "metadata": {"fake_user_turns": ["second", "third"]},
+                    "assertions": [MENTIONS_ORDER | {"value": "messages"}],
+                }
+            ],
+        },
+        base_dir=tmp_path,
+    )
+    sink = MemorySink()
+    asyncio.run(execute(plan_run(loaded, load_project(), RunOptions()), sink))
+    [case] = sink.run.results
+    assert [t.output for t in case.turns] == [
+        "1 messages; last: hello",
+        "3 messages; last: second",
+        "5 messages; last: third",
+    ]
+    assert [c.args for c in case.tool_calls] == [{"turn": 1}, {"turn": 2}, {"turn": 3}]
+    assert case.turns[-1].stop_reason == "max_turns"
