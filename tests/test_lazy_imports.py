@@ -61,3 +61,19 @@ def test_a_run_without_judge_or_http_target_does_not_import_jinja2(tmp_path: Pat
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "False"]
+
+
+def test_loading_an_assay_suite_does_not_import_the_other_tools_readers(tmp_path: Path) -> None:
+    # Every suite load asks whether the file is AgentV's; only an AgentV file pays for its
+    # targets lookup and v5 reader, and nothing loads promptfoo's converter.
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text(
+        "name: s\ntarget: {type: fake, default: hi}\n"
+        "tests: [{id: a, input: x, assertions: [{type: contains, value: hi}]}]\n",
+        encoding="utf-8",
+    )
+    probe = f"import sys; from assay.config import load_suite; load_suite({str(suite)!r}); "
+    probe += "print(sorted(m for m in sys.modules if m in ('assay.interop.promptfoo._convert', "
+    probe += "'assay.interop.agentv._v5', 'assay.interop.agentv._target_lookup')))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -8,6 +8,7 @@ from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -22,13 +23,12 @@ from assay.config._suite import ProjectConfig, Suite, SuiteTests
 from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.graders import Grader
-from assay.interop.agentv import (
-    AgentVTargetLookup,
-    agentv_marker,
-    rewrite_agentv_suite,
-    select_agentv_target,
-)
+from assay.interop.agentv._detect import agentv_marker
+from assay.interop.agentv._rewrite import rewrite_agentv_suite
 from assay.results import JSON
+
+if TYPE_CHECKING:
+    from assay.interop.agentv._target_lookup import AgentVTargetLookup
 
 __all__ = [
     "PROJECT_FILE",
@@ -154,6 +154,8 @@ def parse_suite(
     warnings, errors = rewrite_agentv_suite(data, source, base)
     lookup = None
     if agentv and not errors:
+        from assay.interop.agentv._target_lookup import select_agentv_target  # AgentV's only
+
         found, errors, lookup = select_agentv_target(data, source, base)
         warnings += found
     more, more_errors = rewrite_suite(data, source)

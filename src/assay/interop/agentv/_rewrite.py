@@ -19,7 +19,13 @@ from pathlib import Path
 from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigError, ConfigIssue
 from assay.interop._vars import substitute_vars
-from assay.interop.agentv._detect import agentv_marker, is_message_list, tests_marker
+from assay.interop.agentv._detect import (
+    agentv_marker,
+    is_message_list,
+    mixed_marker,
+    tests_marker,
+    v5_marker,
+)
 from assay.interop.agentv._env_vars import interpolate_env
 from assay.interop.agentv._graders import (
     GraderRewriter,
@@ -29,7 +35,6 @@ from assay.interop.agentv._graders import (
 )
 from assay.interop.agentv._semantics import semantic_warnings
 from assay.interop.agentv._tests import gather_tests, is_agentv_dataset
-from assay.interop.agentv._v5 import V5Reader, mixed_marker, v5_marker
 from assay.interop.agentv._workspace import rewrite_workspace
 from assay.results import JSON
 
@@ -630,6 +635,8 @@ def _rewrite_v5(
         f"read as an AgentV v5 eval file (`{shown}` is v5's); AgentV's forms are rewritten to "
         "assay's, see docs/migrating-from-agentv.md#v5",
     )
+    from assay.interop.agentv._v5 import V5Reader  # v5's reader (and promptfoo's mapping) on use
+
     reader = V5Reader(source, base_dir)
     mixed = mixed_marker(data)
     if mixed:

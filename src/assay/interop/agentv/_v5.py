@@ -23,39 +23,7 @@ from assay.interop.agentv._v5_prompts import Prompt, PromptReader, slug
 from assay.interop.agentv._v5_rows import Origin, RowReader
 from assay.results import JSON
 
-__all__ = ["V5Reader", "mixed_marker", "v5_marker"]
-
-V5_KEYS = (
-    "prompts",
-    "providers",
-    "default_test",
-    "evaluate_options",
-    "environment",
-    "extensions",
-    "scenarios",
-    "derived_metrics",
-    "output_path",
-    "nunjucks_filters",
-    "timeout_seconds",
-    "defaults",
-)
-"""Top-level keys only AgentV v5 has (assay suites and v4 files use none of them; v5's
-top-level `assert` is not one: assay reads it as the deprecated `assertions`)."""
-
-V4_KEYS = (
-    "execution",
-    "target",
-    "targets",
-    "input",
-    "expected_output",
-    "eval_cases",
-    "evalcases",
-    "assertions",
-    "evaluators",
-)
-"""Top-level keys of v4 that v5 removed (AgentV v5 rejects them)."""
-
-V4_TEST_KEYS = ("input", "expected_output", "assertions", "evaluators")
+__all__ = ["V5Reader"]
 
 _REJECTED = {
     "graders": "a grader is a provider in v5: AgentV rejects `graders`; set the judge "
@@ -128,32 +96,6 @@ _PROVIDER_CONFIG = {
 }
 _ENV = re.compile(r"\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}")
 _STRATEGIES = {"pass_any": "pass_at_k", "pass_all": "pass_all", "mean": "mean"}
-
-
-_WEAK_V5_KEYS = frozenset({"defaults"})
-"""v5 keys that a v4 file may hold too (v4 ignores them, with a warning): alone beside v4 keys
-they do not make a file v5."""
-
-
-def v5_marker(data: JSON) -> LocPath | None:
-    """Where the document first uses a key only AgentV v5 has, or None."""
-    if not isinstance(data, dict):
-        return None
-    found = [key for key in data if key in V5_KEYS]
-    if set(found) <= _WEAK_V5_KEYS and mixed_marker(data):
-        return None  # a v4 file with a key v4 ignores (AgentV v4.42's own examples have these)
-    return (found[0],) if found else None
-
-
-def mixed_marker(data: dict[str, JSON]) -> list[LocPath]:
-    """Every v4-only key in a v5 document (top level, then inline tests)."""
-    found: list[LocPath] = [(key,) for key in V4_KEYS if key in data]
-    tests = data.get("tests")
-    if isinstance(tests, list):
-        for i, test in enumerate(tests):
-            if isinstance(test, dict):
-                found += [("tests", i, key) for key in V4_TEST_KEYS if key in test]
-    return found
 
 
 def _list(value: JSON) -> list[JSON]:
