@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         pairwise_judge,
         run_judge_concurrency,
     )
+    from assay.api._reviews import RunReviews, run_reviews
 
 _MODULES = {
     "assay.api._callables": ["CallableTarget", "FunctionGrader"],
@@ -81,6 +82,7 @@ _MODULES = {
     ],
     "assay.api._grade": ["grade", "grade_async"],
     "assay.api._order": ["suite_order"],
+    "assay.api._reviews": ["RunReviews", "run_reviews"],
     "assay.api._pairwise": [
         "DEFAULT_JUDGE_CONCURRENCY",
         "case_metadata",
@@ -100,6 +102,7 @@ __all__ = [
     "EvalSummary",
     "FunctionGrader",
     "InvalidExportError",
+    "RunReviews",
     "Upload",
     "case_metadata",
     "compare",
@@ -122,6 +125,7 @@ __all__ = [
     "run_judge_concurrency",
     "run_loaded",
     "run_plan",
+    "run_reviews",
     "run_time_bound",
     "suite_order",
     "write_export",

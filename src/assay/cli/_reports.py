@@ -21,8 +21,7 @@ import click
 from assay.errors import PluginError, UsageError
 
 if TYPE_CHECKING:
-    from assay.comparison import ReviewSummary
-    from assay.results import JSON, CaseResult, RunResult
+    from assay.results import CaseResult, RunResult
     from assay.store import Store
 
 __all__ = [
@@ -117,6 +116,7 @@ def write_report(out: TextIO, fmt: str, runs: Sequence[RunResult], store: Store)
     """Render stored runs in one format: Markdown sections one after another, one JUnit
     document with a `<testsuite>` each, one HTML page with a section each, the §8 JSON
     document (a list for several runs), or what a plugin's format writes."""
+    from assay.api import run_reviews
     from assay.report import (
         BUILTIN_FORMATS,
         markdown_chunks,
@@ -132,49 +132,21 @@ def write_report(out: TextIO, fmt: str, runs: Sequence[RunResult], store: Store)
         write_plugin_report(fmt, out, sources)
     elif fmt == "md":
         for run in runs:
-            reviews = _reviews(store, run.id)
+            reviewed = run_reviews(store, run.id, unreviewed=False)
+            summary = reviewed.summary if reviewed is not None else None
             with _not_passed(store, run.id) as cases:
-                out.writelines(markdown_chunks(run, cases, reviews=reviews))
+                out.writelines(markdown_chunks(run, cases, reviews=summary))
     elif fmt == "junit":
         write_junit(
             out, [(run, functools.partial(store.iter_case_results, run.id)) for run in runs]
         )
     elif fmt == "html":
         sources = [(run, functools.partial(store.iter_case_results, run.id)) for run in runs]
-        write_html(out, sources, _review_documents(store, runs))
+        documents = {run.id: run_reviews(store, run.id, unreviewed=False) for run in runs}
+        write_html(out, sources, {i: r.document() for i, r in documents.items() if r is not None})
     else:
         full = [r.model_copy(update={"results": list(store.iter_case_results(r.id))}) for r in runs]
         out.write((render_json(full[0]) if len(full) == 1 else render_json_many(full)) + "\n")
-
-
-def _review_documents(store: Store, runs: Sequence[RunResult]) -> dict[str, JSON]:
-    """How people reviewed each run that has reviews, as the API's review list answers it."""
-    documents: dict[str, JSON] = {}
-    for run in runs:
-        reviews = store.list_reviews(run.id)
-        summary = _reviews(store, run.id) if reviews else None
-        if summary is None:
-            continue
-        documents[run.id] = {
-            "items": [r.model_dump() for r in reviews],
-            "cases": summary.cases,
-            "reviewed": summary.reviewed,
-            "human_passed": summary.human_passed,
-            "agreed": summary.agreed,
-            "reviewed_pass_rate": summary.reviewed_pass_rate,
-        }
-    return documents
-
-
-def _reviews(store: Store, run_id: str) -> ReviewSummary | None:
-    """How people reviewed a stored run, or None when nobody did."""
-    from assay.comparison import review_summary
-
-    reviews = store.list_reviews(run_id)
-    if not reviews:
-        return None
-    verdicts = {c.case_id: c.verdict for c in store.iter_case_scores(run_id)}
-    return review_summary(verdicts, reviews)
 
 
 def write_report_file(path: Path, fmt: str, runs: Sequence[RunResult], store: Store) -> None:

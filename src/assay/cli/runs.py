@@ -131,7 +131,7 @@ def _passed(run: RunResult) -> bool | None:
 def show_command(run_id: str, as_json: bool, verbose: bool, db: str | None) -> None:
     """Show one run (an id, a unique prefix of the id or of its random part, `latest` or
     `latest~N`)."""
-    from assay.api import resolve_run_ref, suite_order
+    from assay.api import resolve_run_ref, run_reviews, suite_order
     from assay.cli._output import stdout_console
     from assay.report import listed_verdicts, render_json, render_run
 
@@ -150,12 +150,9 @@ def show_command(run_id: str, as_json: bool, verbose: bool, db: str | None) -> N
             breakdown=breakdown,
             order=suite_order(store, run.id),
         )
-        reviews = store.list_reviews(run.id)
-        if reviews:
-            from assay.comparison import review_summary
-
-            verdicts = {c.case_id: c.verdict for c in store.iter_case_scores(run.id)}
-            stdout_console().print(_reviewed_line(review_summary(verdicts, reviews)))
+        reviewed = run_reviews(store, run.id, unreviewed=False)
+        if reviewed is not None:
+            stdout_console().print(_reviewed_line(reviewed.summary))
 
 
 def _reviewed_line(summary: ReviewSummary) -> str:

@@ -429,6 +429,25 @@
     return parts;
   }
 
+  /* How people reviewed a run (`GET /api/runs/{id}/reviews`), worded as `assay runs show`
+   * prints it; the studio's run page and the HTML report both show it. */
+  function reviewCounts(reviews) {
+    var text = "reviewed " + reviews.reviewed + " of " + reviews.cases + " cases";
+    if (reviews.reviewed)
+      text += ": " + reviews.human_passed + " passed by people, the machine agreed on " + reviews.agreed;
+    if (reviews.reviewed_pass_rate !== null && reviews.reviewed)
+      text += "; reviewed pass rate " + pct(reviews.reviewed_pass_rate * 100);
+    return text;
+  }
+
+  /* The mark a reviewed case's row carries beside its machine verdict. */
+  function reviewMark(review) {
+    return el("span", { class: "review-mark human-" + review.verdict, "data-human": review.verdict,
+                        title: "reviewed: " + review.verdict + (review.reviewer ? " by " + review.reviewer : "") +
+                               (review.note ? " — " + review.note : ""),
+                        text: (review.verdict === "pass" ? "✓" : "✗") + " human" });
+  }
+
   var STOP_REASONS = {
     stop_when: "a stop_when grader passed", done: "the simulated user was done",
     max_turns: "max_turns reached", error: "an error"
@@ -689,7 +708,7 @@
   }
 
   global.AssayView = {
-    VERDICTS: VERDICTS, el: el, score: score, pct: pct, duration: duration, tokens: tokens,
+    VERDICTS: VERDICTS, el: el, score: score, pct: pct, reviewCounts: reviewCounts, reviewMark: reviewMark, duration: duration, tokens: tokens,
     cost: cost, verdictBadge: verdictBadge, statusBadge: statusBadge, mainMiss: mainMiss,
     fallbacks: fallbacks, belowBar: belowBar, scoreBand: scoreBand,
     runHeader: runHeader, summaryCards: summaryCards, histogramCounts: histogramCounts,

@@ -11,20 +11,9 @@
     if (!reviews || !reviews.reviewed) return { line: null, mark: null };
     var byCase = {};
     reviews.items.forEach(function (review) { byCase[review.case_id] = review; });
-    var text = "reviewed " + reviews.reviewed + " of " + reviews.cases + " cases: " +
-      reviews.human_passed + " passed by people, the machine agreed on " + reviews.agreed;
-    if (reviews.reviewed_pass_rate !== null)
-      text += "; reviewed pass rate " + V.pct(reviews.reviewed_pass_rate * 100);
     var line = V.el("p", { class: "review-summary" }, V.el("strong", { text: "Human review " }),
-      V.el("span", { class: "review-counts", text: text }));
-    function mark(item) {
-      var review = byCase[item.case_id];
-      if (!review) return null;
-      return V.el("span", { class: "review-mark human-" + review.verdict, "data-human": review.verdict,
-        title: "reviewed: " + review.verdict + (review.reviewer ? " by " + review.reviewer : "") +
-               (review.note ? " — " + review.note : ""),
-        text: (review.verdict === "pass" ? "✓" : "✗") + " human" });
-    }
+      V.el("span", { class: "review-counts", text: V.reviewCounts(reviews) }));
+    function mark(item) { return byCase[item.case_id] ? V.reviewMark(byCase[item.case_id]) : null; }
     return { line: line, mark: mark };
   }
   var main = document.getElementById("report");

@@ -11,7 +11,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
-from assay.comparison import review_summary
+from assay.api import run_reviews
 from assay.results import Review, now_iso
 from assay.server._errors import ApiError, error_responses
 from assay.server._models import ReviewList, ReviewRequest, RunId
@@ -28,17 +28,9 @@ _CaseId = Annotated[str, Path(min_length=1, description="The case id (may contai
 @router.get("/reviews", response_model=ReviewList, responses=error_responses(400, 404, 422))
 def list_reviews(run_id: RunId, store: StoreDep) -> ReviewList:
     """Every review of the run, in case order, with the reviewed counts and pass rate."""
-    reviews = store.list_reviews(run_id)
-    verdicts = {c.case_id: c.verdict for c in store.iter_case_scores(run_id)}
-    summary = review_summary(verdicts, reviews)
-    return ReviewList(
-        items=reviews,
-        cases=summary.cases,
-        reviewed=summary.reviewed,
-        human_passed=summary.human_passed,
-        agreed=summary.agreed,
-        reviewed_pass_rate=summary.reviewed_pass_rate,
-    )
+    found = run_reviews(store, run_id)
+    assert found is not None  # `unreviewed` is on: a run nobody reviewed has a summary too
+    return ReviewList.model_validate(found.document())
 
 
 @router.get(

@@ -274,7 +274,7 @@
           caseLink: function (item) {
             return el("a", { href: caseHref(run.id, item.case_id), text: "open the case page" });
           },
-          mark: function (item) { return byCase[item.case_id] ? reviewMark(byCase[item.case_id]) : null; },
+          mark: function (item) { return byCase[item.case_id] ? V.reviewMark(byCase[item.case_id]) : null; },
         });
         var header = V.runHeader(run, "h1");
         show([crumbs([["Runs", "/"], [run.suite, "/" + query({ suite: run.suite })], [run.id, null]])]
@@ -336,13 +336,6 @@
 
   function when(iso) { return iso.replace("T", " ").slice(0, 19) + " UTC"; }
 
-  /* The small mark a case row carries when a person reviewed the case. */
-  function reviewMark(review) {
-    return el("span", { class: "review-mark human-" + review.verdict, "data-human": review.verdict,
-                        title: "reviewed: " + review.verdict + (review.reviewer ? " by " + review.reviewer : ""),
-                        text: (review.verdict === "pass" ? "✓" : "✗") + " human" });
-  }
-
   /* A review in full: verdict, who, when and the note. */
   function reviewBox(review) {
     return el("div", { class: "review-box human-" + review.verdict, "data-human": review.verdict },
@@ -354,13 +347,8 @@
 
   /* The run's reviewed counts, as `assay runs show` prints them, and the way to the queue. */
   function reviewSummary(runId, list) {
-    var text = "reviewed " + list.reviewed + " of " + list.cases + " cases";
-    if (list.reviewed)
-      text += ": " + list.human_passed + " passed by people, the machine agreed on " + list.agreed;
-    if (list.reviewed_pass_rate !== null && list.reviewed)
-      text += "; reviewed pass rate " + V.pct(list.reviewed_pass_rate * 100);
     return el("p", { class: "review-summary" }, el("strong", { text: "Human review " }),
-      el("span", { class: "review-counts", text: text }), " · ",
+      el("span", { class: "review-counts", text: V.reviewCounts(list) }), " · ",
       el("a", { href: reviewHref(runId), text: "open the review queue" }));
   }
 
