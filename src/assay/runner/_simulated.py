@@ -113,10 +113,7 @@ class SimulatedConversation:
             self.error = ErrorInfo(type="SimulatorError", message=str(exc))
             self.stop = ("error", str(exc))
             return None
-        spend = self.spend
-        spend.calls += 1
-        spend.token_usage = add_usage(spend.token_usage, said.token_usage)
-        spend.cost_usd = add_cost(spend.cost_usd, said.cost_usd)
+        self.spend.add_call(said.token_usage, said.cost_usd)
         if said.answer.done:
             self.stop = ("done", said.answer.reason)
             return None
@@ -183,12 +180,13 @@ class SimulatedConversation:
     async def _graded(self) -> tuple[SampleResult, TargetOutput | None]:
         """The sample: the case's graders and outcomes on the whole transcript."""
         replies = self.replies
+        usage, cost = _spent(replies)
         transcript = TargetOutput(
             output=replies[-1].output if replies else "",
             messages=list(self.history),
             tool_calls=[c for r in replies for c in r.tool_calls],
-            token_usage=_summed_usage(replies),
-            cost_usd=_summed_cost(replies),
+            token_usage=usage,
+            cost_usd=cost,
             duration_ms=self.duration,
         )
         graded: Graded | None = None
@@ -242,15 +240,11 @@ def _turn(
     )
 
 
-def _summed_usage(outputs: list[TargetOutput]) -> TokenUsage | None:
+def _spent(outputs: list[TargetOutput]) -> tuple[TokenUsage | None, float | None]:
+    """The target's tokens and cost over every turn (None where no turn reported any)."""
     usage: TokenUsage | None = None
-    for output in outputs:
-        usage = add_usage(usage, output.token_usage)
-    return usage
-
-
-def _summed_cost(outputs: list[TargetOutput]) -> float | None:
     cost: float | None = None
     for output in outputs:
+        usage = add_usage(usage, output.token_usage)
         cost = add_cost(cost, output.cost_usd)
-    return cost
+    return usage, cost

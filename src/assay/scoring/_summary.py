@@ -38,6 +38,12 @@ class JudgeSpend:
     token_usage: TokenUsage | None = None
     cost_usd: float | None = None
 
+    def add_call(self, usage: TokenUsage | None, cost: float | None) -> None:
+        """Count one model call outside the grader results (a simulated user's turn)."""
+        self.calls += 1
+        self.token_usage = add_usage(self.token_usage, usage)
+        self.cost_usd = add_cost(self.cost_usd, cost)
+
     def add(self, results: Iterable[GraderResult]) -> JudgeSpend:
         """Count judged results (composite members included); returns self."""
         for r in results:

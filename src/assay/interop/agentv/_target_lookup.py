@@ -65,7 +65,8 @@ def select_agentv_target(
     if isinstance(data.get("target"), dict):
         return [], [], None
     repo_root = find_repo_root(Path.cwd())  # AgentV's boundary: the working directory's repository
-    config_warnings = _config_warnings(eval_dir, repo_root)
+    config = _agentv_config(eval_dir, repo_root)
+    config_warnings = _config_warnings(config)
     file = find_targets_file(eval_dir, repo_root)
     if file is None:
         where = (
@@ -91,7 +92,7 @@ def select_agentv_target(
         name = data["target"] = env.get(variable, "").strip() or None
         if name is None:
             del data["target"]
-    defaults = _config_defaults(eval_dir, repo_root)
+    defaults = _config_defaults(config)
     fallback = defaults.get("provider", "default")  # v5's `defaults.provider`, else `default`
     if name is None and (fallback in targets or fallback in found.notes):
         name = data["target"] = fallback
@@ -150,52 +151,48 @@ def _judge(
     ]
 
 
-def _config_warnings(eval_dir: Path, repo_root: Path) -> list[ConfigIssue]:
-    """What assay does not do of the `.agentv/config.yaml` AgentV would read (the first from
-    the eval file's directory up to the repository root): its `hooks.before_session` command,
-    whose printed variables AgentV exports before running. Its other settings (discovery
-    patterns, result export, output files) change no result of a run."""
+def _agentv_config(eval_dir: Path, repo_root: Path) -> tuple[JSON, SourceMap] | None:
+    """The `.agentv/config.yaml` AgentV would read: the first from the eval file's directory up
+    to the repository root; None when there is none or it cannot be read (AgentV too ignores a
+    config file it cannot read)."""
     for directory in directory_chain(eval_dir, repo_root):
         path = directory / ".agentv" / "config.yaml"
         if not path.is_file():
             continue
         try:
-            data, source = parse_yaml(
+            return parse_yaml(
                 path.read_text(encoding="utf-8"), display_path(path), interpolate=False
             )
         except (ConfigError, OSError, UnicodeDecodeError):
-            return []  # AgentV too ignores a config file it cannot read
-        hooks = data.get("hooks") if isinstance(data, dict) else None
-        if isinstance(hooks, dict) and hooks.get("before_session"):
-            return [
-                source.issue(
-                    ("hooks", "before_session"),
-                    "assay does not run AgentV's before_session hook: set the variables it "
-                    "exports in the environment before `assay run`",
-                )
-            ]
+            return None
+    return None
+
+
+def _config_warnings(config: tuple[JSON, SourceMap] | None) -> list[ConfigIssue]:
+    """What assay does not do of AgentV's config file: its `hooks.before_session` command,
+    whose printed variables AgentV exports before running. Its other settings (discovery
+    patterns, result export, output files) change no result of a run."""
+    if config is None:
         return []
+    data, source = config
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if isinstance(hooks, dict) and hooks.get("before_session"):
+        return [
+            source.issue(
+                ("hooks", "before_session"),
+                "assay does not run AgentV's before_session hook: set the variables it "
+                "exports in the environment before `assay run`",
+            )
+        ]
     return []
 
 
-def _config_defaults(eval_dir: Path, repo_root: Path) -> dict[str, str]:
-    """v5's `defaults: {provider, grader}` of the `.agentv/config.yaml` AgentV would read (the
-    first from the eval file's directory up to the repository root): the provider an eval file
+def _config_defaults(config: tuple[JSON, SourceMap] | None) -> dict[str, str]:
+    """v5's `defaults: {provider, grader}` of AgentV's config file: the provider an eval file
     without one runs, and the grader of targets without a `grader_target`."""
-    for directory in directory_chain(eval_dir, repo_root):
-        path = directory / ".agentv" / "config.yaml"
-        if not path.is_file():
-            continue
-        try:
-            data, _ = parse_yaml(
-                path.read_text(encoding="utf-8"), display_path(path), interpolate=False
-            )
-        except (ConfigError, OSError, UnicodeDecodeError):
-            return {}
-        defaults = data.get("defaults") if isinstance(data, dict) else None
-        if not isinstance(defaults, dict):
-            return {}
-        return {
-            k: v for k, v in defaults.items() if k in ("provider", "grader") and isinstance(v, str)
-        }
-    return {}
+    data = config[0] if config is not None else None
+    defaults = data.get("defaults") if isinstance(data, dict) else None
+    if not isinstance(defaults, dict):
+        return {}
+    wanted = ("provider", "grader")
+    return {k: v for k, v in defaults.items() if k in wanted and isinstance(v, str)}
