@@ -9,10 +9,19 @@ from __future__ import annotations
 import importlib
 import shlex
 from collections.abc import Callable
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 from assay._strict_model import suggest
 
-__all__ = ["UnresolvedReference", "resolve_reference", "split_command", "user_code_imported"]
+__all__ = [
+    "CommandLine",
+    "UnresolvedReference",
+    "resolve_reference",
+    "split_command",
+    "user_code_imported",
+]
 
 _user_code_imported = False
 
@@ -81,3 +90,13 @@ def split_command(value: list[str] | str) -> list[str]:
     if not argv or not argv[0]:
         raise ValueError("the command is empty; give the program to run, e.g. [python, run.py]")
     return argv
+
+
+def _splittable(value: list[str] | str) -> list[str] | str:
+    split_command(value)
+    return value
+
+
+CommandLine = Annotated[list[str] | str, AfterValidator(_splittable)]
+"""A command field of a config model: kept as written, checked when the file loads that it
+splits into a program and its arguments (`split_command`)."""

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from assay._references import split_command
+from assay._references import CommandLine, split_command
 from assay._strict_model import StrictModel
 
 __all__ = ["Workspace", "WorkspaceHook", "WorkspaceHooks", "WorkspaceRepo"]
@@ -29,7 +29,7 @@ class WorkspaceHook(StrictModel):
     `{{case_metadata}}` in its arguments are replaced by those values.
     """
 
-    command: list[str] | str
+    command: CommandLine
     """The program and its arguments, run without a shell (a string is split like a shell
     would)."""
     timeout_ms: Annotated[int, Field(gt=0)] | None = None
@@ -38,12 +38,6 @@ class WorkspaceHook(StrictModel):
     cwd: str | None = None
     """Working directory, relative to the suite's directory (default: that directory, as in
     AgentV); the workspace is `{{workspace_path}}`."""
-
-    @field_validator("command")
-    @classmethod
-    def _check_command(cls, value: list[str] | str) -> list[str] | str:
-        split_command(value)
-        return value
 
     @property
     def argv(self) -> list[str]:

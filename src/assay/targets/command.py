@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from assay._paths import anchor_files, is_file
 from assay._processes import exit_reason, feed, read, run_group
-from assay._references import split_command
+from assay._references import CommandLine, split_command
 from assay.errors import TargetError, UsageError
 from assay.results import TargetOutput
 from assay.targets._base import Target, TargetRequest
@@ -40,7 +40,7 @@ class CommandTarget(Target):
 
     type: Literal["command"]
     """Target type discriminator."""
-    command: list[str] | str
+    command: CommandLine
     """The program and its arguments; a string is split like a shell would, but no shell runs."""
     timeout_s: Annotated[float, Field(gt=0)] | None = None
     """Kill the command (and every process it started) after this many seconds."""
@@ -49,12 +49,6 @@ class CommandTarget(Target):
     A case with a workspace (`workspace:`) runs in its workspace instead, as in AgentV."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables added to the inherited environment."""
-
-    @field_validator("command")
-    @classmethod
-    def _check_command(cls, value: list[str] | str) -> list[str] | str:
-        split_command(value)
-        return value
 
     @property
     def argv(self) -> list[str]:
