@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.report.terminal import ALL_CASES_UP_TO
 from assay.runner._writer import PROCESS_MIN_CASES
 from assay.store import SQLiteStore
 from tests._processes import running
@@ -232,3 +233,48 @@ def test_a_long_run_into_a_store_that_cannot_be_opened_stops_before_its_first_ca
     assert "error: cannot create the directory of the run store" in done.stderr
     assert "Traceback" not in done.stderr
     assert not calls.exists()  # the writer process refused the run before any case ran
+
+
+def test_i23_3_a_short_run_commits_through_the_writer_started_first_thing(
+    tmp_path: Path,
+) -> None:
+    # `assay run` starts the writer process before its imports and suites (so its start-up
+    # overlaps theirs), and then a run of any size uses it: this short run never loads
+    # SQLAlchemy itself (a passing run this size lists no case), yet is stored completely.
+    n = ALL_CASES_UP_TO + 1
+    assert n < PROCESS_MIN_CASES  # too short to start a writer process of its own
+    write(tmp_path / "agent.py", "def answer(case):\n    return {'output': 'ok'}\n")
+    write(
+        tmp_path / "cases.jsonl",
+        "".join(json.dumps({"id": f"c{i}", "input": f"q{i}"}) + "\n" for i in range(n)),
+    )
+    write(
+        tmp_path / "s.eval.yaml",
+        "name: short\ntarget: {type: python, function: 'agent:answer'}\n"
+        "assertions: [{type: contains, value: ok}]\ntests: ./cases.jsonl\n",
+    )
+    db = tmp_path / ".assay" / "assay.db"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "run", "s.eval.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=assay_env(),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "SQLAlchemy imported: False" in done.stderr
+    with SQLiteStore(db) as store:
+        (run,) = store.list_runs()
+    assert run.status == "completed" and run.summary.total == n == _stored(db)
+
+
+def test_i23_3_a_run_stopped_by_a_bad_suite_leaves_no_store_behind(tmp_path: Path) -> None:
+    # The early writer process opens the store only at its first request: a suite error
+    # (found after it started) creates no database, and the command does not hang on it.
+    write(tmp_path / "s.eval.yaml", "name: bad\ntarget: {type: python, function: 'a:b'}\n")
+    done = assay("run", "s.eval.yaml", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / ".assay").exists()

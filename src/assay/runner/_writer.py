@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable
 
 from assay.results import CaseResult
-from assay.store import ResultSink, StoreWriter, StoreWriterEnded
+from assay.store import DeferredStore, ResultSink, StoreWriter, StoreWriterEnded
 
 __all__ = [
     "LINGER_S",
@@ -64,11 +64,13 @@ def start_writer_process(sink: ResultSink, cases: int) -> StoreWriter | None:
     """The writer process for a run with `cases` to go, for `GroupWriter`.
 
     None when the run is too short to repay starting one (`PROCESS_MIN_CASES`) or the sink
-    cannot be written from another process. A run starts it before its target's set-up, so
-    the process's start-up uses the other core while the SDK is imported rather than while
-    the first requests are in flight (~0.07 s of a 5,000-case run).
+    cannot be written from another process; one started for the sink already (`assay run`
+    starts it first thing: `DeferredStore`) is used whatever the run's size. A run starts
+    it before its target's set-up, so the process's start-up uses the other core while the
+    SDK is imported rather than while the first requests are in flight.
     """
-    return sink.spawn_writer() if cases >= PROCESS_MIN_CASES else None
+    started = isinstance(sink, DeferredStore) and sink.writer_started  # paid for already
+    return sink.spawn_writer() if started or cases >= PROCESS_MIN_CASES else None
 
 
 class GroupWriter:

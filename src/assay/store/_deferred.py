@@ -8,6 +8,7 @@ the store on its own, so `assay run` pays for neither unless it reads runs too: 
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from assay.store._finish import RunFinish
 from assay.store._location import StoreLocation, resolve_location
 from assay.store._process_writer import StoreWriter
 from assay.store._protocol import Store
+from assay.store._writer_process import end_unused_writer
 
 if TYPE_CHECKING:
     from assay.store._owner import RunOwner
@@ -43,9 +45,18 @@ class DeferredStore:
             cannot be opened (on first use).
     """
 
-    def __init__(self, location: str | Path | None = None, *, fallback: str | None = None):
+    def __init__(
+        self,
+        location: str | Path | None = None,
+        *,
+        fallback: str | None = None,
+        writer_process: subprocess.Popen[bytes] | None = None,
+    ):
+        """`writer_process` (from `start_writer_process`, started before this process's
+        imports so its start-up overlapped them) is what `spawn_writer` hands out first."""
         self._location = resolve_location(location, fallback=fallback)
         self._store: Store | None = None
+        self._waiting_writer = writer_process
 
     @property
     def location(self) -> StoreLocation:
@@ -64,8 +75,16 @@ class DeferredStore:
             self._store = open_location(self._location)
         return self._store
 
+    @property
+    def writer_started(self) -> bool:
+        """Whether a writer process started for this store is waiting for `spawn_writer`."""
+        return self._waiting_writer is not None
+
     def spawn_writer(self) -> StoreWriter | None:
         """A writer process for the store, which opens it itself: this process need not."""
+        if self._waiting_writer is not None:
+            process, self._waiting_writer = self._waiting_writer, None
+            return StoreWriter(self._location, process)
         if self._store is not None:
             return self._store.spawn_writer()
         return StoreWriter(self._location)
@@ -77,7 +96,10 @@ class DeferredStore:
         return self._open().describe()
 
     def close(self) -> None:
-        """Close the store if it was opened."""
+        """Close the store if it was opened, and end a writer process never handed out."""
+        if self._waiting_writer is not None:
+            end_unused_writer(self._waiting_writer)
+            self._waiting_writer = None
         if self._store is not None:
             self._store.close()
 

@@ -17,8 +17,10 @@ writer outliving its killed run stores nothing once a resume has claimed the run
 
 The process also creates and finishes the run, and it is the first to open the store: a run
 that writes through it never loads SQLAlchemy or opens the database in its own process
-(~0.1 s of its start-up, see `DeferredStore`). If the store cannot be opened, every request
-is answered with the reason, the first of them the run's creation, before any case runs.
+(~0.1 s of its start-up, see `DeferredStore`). It opens the store at its first request, so a
+process started early and never used touches no database. If the store cannot be opened,
+every request is answered with the reason, the first of them the run's creation, before any
+case runs.
 
 Messages are length-prefixed pickles over the child's stdin and stdout; both ends are this
 module, in processes of the same installation.
@@ -29,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import pickle
 import subprocess
-import sys
 from typing import IO, Any
 
 from assay.errors import UsageError, UserError
@@ -41,6 +42,7 @@ from assay.store._errors import ConflictError, StoreUnavailableError
 from assay.store._finish import RunFinish
 from assay.store._location import StoreLocation
 from assay.store._owner import RunOwner
+from assay.store._writer_process import start_writer_process
 
 __all__ = ["StoreWriter", "StoreWriterError", "receive_message", "send_message"]
 
@@ -86,18 +88,17 @@ class StoreWriter:
     and ends the process.
     """
 
-    def __init__(self, location: StoreLocation) -> None:
-        """Start the process, which opens the store at `location` (a URL may hold a
-        password, so it travels through the pipe, never on the command line).
+    def __init__(
+        self, location: StoreLocation, process: subprocess.Popen[bytes] | None = None
+    ) -> None:
+        """Start the process (or take `process`, from `start_writer_process`), which opens
+        the store at `location` at its first request (a URL may hold a password, so it
+        travels through the pipe, never on the command line).
 
         The process writes on behalf of this one: the run it creates is recorded as run by
         this process (`RunOwner`), and it stores nothing into a run another process owns
         (a resume took it over after this process was killed)."""
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "assay.store._writer_main"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
+        self._process = process or start_writer_process()
         assert self._process.stdin is not None and self._process.stdout is not None
         self._location = location
         self._input = self._process.stdin

@@ -24,8 +24,14 @@ _Outcome = tuple[str, str] | None
 
 
 def _serve() -> None:
-    """The child: open the store, then carry out each request and answer for it, until told
-    to stop or the parent's end of the pipe closes."""
+    """The child: carry out each request and answer for it, until told to stop or the
+    parent's end of the pipe closes.
+
+    The store opens at the first request, not at start: `assay run` starts this process
+    before it has read its suites, so the process's imports overlap the run's own; a run
+    that then stops on a bad suite never sends a request, and no database is created or
+    migrated for it.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle
     requests = sys.stdin.buffer
     answers = os.fdopen(os.dup(1), "wb")
@@ -38,16 +44,17 @@ def _serve() -> None:
     store: SQLStore | None = None
     refused: _Outcome = None
     try:
-        opened = open_location(location)
-        assert isinstance(opened, SQLStore)
-        store = opened
-    except Exception as exc:  # the run hears why in the answer to its first request
-        refused = _failure(exc)
-    try:
         while True:
             received, message = receive_message(requests)
             if not received or message is None:
                 return
+            if store is None and refused is None:
+                try:
+                    opened = open_location(location)
+                    assert isinstance(opened, SQLStore)
+                    store = opened
+                except Exception as exc:  # the run hears why in the answer to its request
+                    refused = _failure(exc)
             outcome = refused if store is None else _carry_out(store, message, owner)
             # A run that died cannot hear the answer; what it sent is committed all the same.
             with contextlib.suppress(BrokenPipeError):
