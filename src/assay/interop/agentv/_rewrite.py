@@ -645,6 +645,12 @@ def _rewrite_v5(
     reader.convert(data)
     rewriter = _Suite(source, base_dir)
     rewriter.suite(data)
+    tests = data.get("tests")
+    for where, workspace in reader.workspaces.items():
+        if where == ():
+            data["workspace"] = workspace
+        elif isinstance(tests, list) and isinstance(tests[int(where[1])], dict):
+            tests[int(where[1])]["workspace"] = workspace
     return [announce, *reader.warnings, *rewriter.warnings], [*reader.errors, *rewriter.errors]
 
 
