@@ -12,7 +12,6 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,6 +20,7 @@ from assay.errors import ConfigError
 from assay.results import RunResult
 from assay.runner import RunOptions, execute, plan_run
 from assay.store import MemorySink
+from assay.testing import FakeOpenAIServer
 from tests.conftest import write
 
 FIXTURES = Path(__file__).parent / "fixtures" / "agentv" / "v5" / "testbed"
@@ -219,3 +219,38 @@ def test_i24_6_a_test_environment_gives_that_test_its_own_workspace(testbed: Pat
     first, second = json.loads(loaded.document)["tests"]
     assert "before_all" in first["workspace"]["hooks"]
     assert "workspace" not in second
+
+
+@needs_python3
+def test_i24_6_a_provider_s_hooks_run_in_the_case_workspace(
+    testbed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("TESTBED_BASE_URL", server.base_url)
+        loaded = load_suite(testbed / "provider-hooks.eval.yaml")
+        hooks = json.loads(loaded.document)["workspace"]["hooks"]
+        assert list(hooks) == ["before_all", "before_each", "after_each"]
+        plan = RunOptions()
+        sink = MemorySink()
+        asyncio.run(execute(plan_run(loaded, load_project(), plan), sink))
+    (case,) = sink.run.results
+    assert (case.verdict, case.error) == ("pass", None), case
+    assert "hook ran" in case.hits
+
+
+def test_i24_6_provider_hooks_without_a_workspace_are_not_run(testbed: Path) -> None:
+    loaded = load_suite(
+        write(
+            testbed / "hooks-only.eval.yaml",
+            "name: h\nproviders:\n  - id: openai:m\n    hooks:\n"
+            "      before_each: {command: make}\n"
+            "prompts: ['{{ input }}']\ntests:\n  - id: a\n    vars: {input: hi}\n" + GRADED,
+        )
+    )
+    assert "workspace" not in json.loads(loaded.document)
+    assert any(
+        "hooks-only.eval.yaml:4 providers[0].hooks: AgentV runs a provider's hooks in the "
+        "case's workspace, and this file sets up none" in w
+        for w in warnings(loaded)
+    ), warnings(loaded)

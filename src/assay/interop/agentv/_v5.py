@@ -158,11 +158,11 @@ class V5Reader:
             elif key in _IGNORED:
                 data.pop(key)
                 self.warn((key,), f"`{key}` is ignored: {_IGNORED[key]}")
-        self._testbed(data)
         tags = data.get("tags")
         if isinstance(tags, dict):
             data["tags"] = [f"{k}:{v}" for k, v in tags.items()]
         self._providers(data)
+        self._testbed(data)
         self._execution(data)
         default_test = self._default_test(data)
         prompts = self.prompts.read(data.pop("prompts", None), ("prompts",))
@@ -177,6 +177,13 @@ class V5Reader:
             rows += self.rows.scenarios(scenarios)
         if rows or "tests" in data:
             self._tests(data, rows, prompts)
+        hooks = self.testbed.hooks_path
+        if hooks is not None and not self.workspaces:
+            self.warn(
+                hooks,
+                "AgentV runs a provider's hooks in the case's workspace, and this file sets up "
+                "none (no `environment` or `extensions`): they are not run",
+            )
 
     def _variables(self) -> dict[str, str]:
         """What `{{ env.NAME }}` reads in an environment recipe: the process environment over
@@ -241,7 +248,9 @@ class V5Reader:
             self.error(path, "a provider is a label, a provider id, or a mapping with `id`")
             return
         ident: str = entry["id"]
-        for key in ("runtime", "environment", "hooks", "env", "inputs", "transform", "prompts"):
+        if "hooks" in entry:
+            self.testbed.read_provider_hooks(entry["hooks"], (*path, "hooks"))
+        for key in ("runtime", "environment", "env", "inputs", "transform", "prompts"):
             if key in entry:
                 self.error(
                     (*path, key),

@@ -37,6 +37,7 @@ _HOOKS = {
     "afterAll": "after_all",
 }
 _RULES = ("skills", "hooks", "agents", "rules")
+_HOOK_KEYS = frozenset({"command", "cwd", "timeout_ms", "timeoutMs", "reset"})
 _HOST_KEYS = frozenset({"type", "workdir", "setup", "env"})
 _DOCKER_KEYS = frozenset(
     {"type", "workdir", "context", "dockerfile", "image", "env", "resources", "mounts"}
@@ -68,6 +69,9 @@ class EnvironmentReader:
         self.error = error
         self.warn = warn
         self.extensions: list[dict[str, JSON]] = []
+        self.provider_hooks: list[dict[str, JSON]] = []
+        self.hooks_path: LocPath | None = None
+        """Where the provider's `hooks` are (for the warning when nothing runs them)."""
 
     def read_extensions(self, raw: JSON, path: LocPath) -> None:
         """The suite's `extensions`, kept for every workspace built after."""
@@ -91,6 +95,52 @@ class EnvironmentReader:
                 f"extensions run as workspace hooks: {where}what a hook returns (`metadata`, "
                 "`provider_context`, `output`) is not recorded in the case's result",
             )
+
+    def read_provider_hooks(self, raw: JSON, path: LocPath) -> None:
+        """A provider's `hooks`: AgentV runs them around each case in its workspace."""
+        if not isinstance(raw, dict):
+            self.error(path, "`hooks` must map before_all, before_each, after_each, after_all")
+            return
+        for point, hook in raw.items():
+            where = (*path, point)
+            if point not in _HOOKS.values():
+                self.error(
+                    where, "a provider hook is before_all, before_each, after_each or after_all"
+                )
+                continue
+            if not isinstance(hook, dict):
+                self.error(where, "a hook is a mapping with `command`")
+                continue
+            step = self._provider_hook(hook, where)
+            if step is not None:
+                step["point"] = point
+                self.provider_hooks.append(step)
+                self.hooks_path = path
+
+    def _provider_hook(self, hook: dict[str, JSON], path: LocPath) -> dict[str, JSON] | None:
+        for key in (k for k in hook if k not in _HOOK_KEYS):
+            self.error((*path, key), f"`{key}` is not a key of a hook (command, cwd, timeout_ms)")
+        command = hook.get("command")
+        if isinstance(command, str):
+            command = command.split()  # AgentV splits a string on whitespace
+        if not (isinstance(command, list) and command and all(isinstance(a, str) for a in command)):
+            self.error((*path, "command"), "`command` must be a program and its arguments")
+            return None
+        if hook.get("reset") not in (None, "none"):
+            self.warn(
+                (*path, "reset"),
+                "every case has a fresh workspace in assay, so there is nothing to reset",
+            )
+        cwd = hook.get("cwd")
+        step: dict[str, JSON] = {
+            "kind": "command",
+            "command": list(command),
+            "cwd": str((self.base_dir / cwd).resolve() if isinstance(cwd, str) else self.base_dir),
+        }
+        timeout = hook.get("timeout_ms", hook.get("timeoutMs"))
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            step["timeout_ms"] = timeout
+        return step
 
     def _extension(self, entry: JSON, path: LocPath) -> dict[str, JSON] | None:
         if isinstance(entry, dict):
@@ -299,6 +349,9 @@ class EnvironmentReader:
         hooks: dict[str, JSON] = {}
         for agentv, assay in _HOOKS.items():
             steps = [s for s in self.extensions if s["hook"] == agentv]
+            provider = [s for s in self.provider_hooks if s["point"] == assay]
+            # AgentV: a provider's before hooks run after the extensions, its after hooks first
+            steps = [*steps, *provider] if assay.startswith("before") else [*provider, *steps]
             plan: dict[str, JSON] = {"hook": agentv, "eval_dir": str(self.base_dir.resolve())}
             if agentv == "beforeAll" and environment and environment["type"] == "host":
                 plan["environment"] = environment

@@ -15,6 +15,8 @@ the steps of one hook point, and the hook's stdin is assay's context (`workspace
   reported and ignored, as AgentV does.
 - `agentv:agent-rules`: the configured skills, hooks, agents and rules are copied into the
   workspace's `.agentv/agent-rules/<kind>/` (paths inside the workspace stay where they are).
+- a provider's `hooks` (`before_all` … `after_all`): the command runs as AgentV's workspace
+  scripts do; in `after_each`/`after_all` a failure is reported and ignored.
 
 Only the standard library is imported: this runs once per case and hook point.
 """
@@ -27,6 +29,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,6 +59,8 @@ process.stdout.write(JSON.stringify(result ?? null));
 """Imports the extension module and calls its hook (AgentV's runFileExtension)."""
 
 _STDERR_TAIL = 2000
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+"""AgentV's hook argument placeholders (interpolateArgs)."""
 
 
 class StepError(Exception):
@@ -167,6 +172,40 @@ def _call_extension(step: dict[str, Any], context: dict[str, Any]) -> Any:
     return None
 
 
+def _run_command(step: dict[str, Any], hook_context: dict[str, Any], teardown: bool) -> None:
+    """A provider's lifecycle hook, as AgentV's executeWorkspaceScript runs it: `{{name}}`
+    in its arguments replaced, the context as JSON on stdin, its timeout (default 60 s
+    before a case, 30 s after)."""
+    metadata = hook_context.get("case_metadata")
+    case_input = hook_context.get("case_input")
+    values = {
+        "workspace_path": str(hook_context.get("workspace_path") or ""),
+        "test_id": str(hook_context.get("test_id") or ""),
+        "eval_run_id": str(hook_context.get("eval_run_id") or ""),
+        "case_input": case_input if isinstance(case_input, str) else json.dumps(case_input),
+        "case_metadata": json.dumps(metadata) if metadata else "",
+    }
+    argv = [_PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), arg) for arg in step["command"]]
+    timeout_ms = step.get("timeout_ms") or (30_000 if teardown else 60_000)
+    what = f"provider hook {step['point']} ({' '.join(step['command'])})"
+    try:
+        done = subprocess.run(
+            argv,
+            input=json.dumps(hook_context).encode(),
+            capture_output=True,
+            cwd=step["cwd"],
+            timeout=timeout_ms / 1000,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise StepError(f"{what} timed out after {timeout_ms} ms") from None
+    except OSError as exc:
+        raise StepError(f"{what} could not start: {exc.strerror or exc}") from None
+    if done.returncode != 0:
+        details = _details(b"", done.stderr) or f"exited with code {done.returncode}"
+        raise StepError(f"{what} failed: {details}")
+
+
 def _agent_rules(step: dict[str, Any], context: dict[str, Any]) -> dict[str, list[str]]:
     """Stage the configured paths into the workspace (AgentV's runAgentRulesExtension);
     the paths found or staged, by kind."""
@@ -229,6 +268,9 @@ def run(plan: dict[str, Any], hook_context: dict[str, Any]) -> None:
     teardown = plan["hook"] in ("afterEach", "afterAll")
     for step in plan.get("extensions", []):
         try:
+            if step["kind"] == "command":
+                _run_command(step, hook_context, teardown)
+                continue
             if step["kind"] == "agent-rules":
                 paths = _agent_rules(step, context)
                 if paths:
@@ -247,7 +289,7 @@ def run(plan: dict[str, Any], hook_context: dict[str, Any]) -> None:
         except StepError as exc:
             if not teardown:
                 raise
-            # AgentV: a teardown extension's failure is reported, not the case's error
+            # AgentV: a teardown hook's failure is reported, not the case's error
             print(f"warning: {exc}", file=sys.stderr)
 
 
