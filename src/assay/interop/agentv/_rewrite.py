@@ -649,8 +649,10 @@ def _rewrite_v5(
     for where, workspace in reader.workspaces.items():
         if where == ():
             data["workspace"] = workspace
-        elif isinstance(tests, list) and isinstance(tests[int(where[1])], dict):
-            tests[int(where[1])]["workspace"] = workspace
+        elif isinstance(tests, list) and int(where[1]) < len(tests):
+            test = tests[int(where[1])]
+            if isinstance(test, dict):
+                test["workspace"] = workspace
     return [announce, *reader.warnings, *rewriter.warnings], [*reader.errors, *rewriter.errors]
 
 
