@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,9 @@ process.stdout.write(JSON.stringify(result ?? null));
 """Imports the extension module and calls its hook (AgentV's runFileExtension)."""
 
 _STDERR_TAIL = 2000
+_STATE_TTL_S = 7 * 24 * 3600
+"""How long the record of a run's environment setup is kept (a run resumed within it does
+not set the environment up again)."""
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 """AgentV's hook argument placeholders (interpolateArgs)."""
 
@@ -82,6 +86,7 @@ def _setup_once(env_plan: dict[str, Any], run_id: str) -> None:
     key = hashlib.sha256(json.dumps([run_id, env_plan], sort_keys=True).encode()).hexdigest()
     state = Path(tempfile.gettempdir()) / "assay-agentv-environments"
     state.mkdir(exist_ok=True)
+    _forget_old_runs(state)
     done = state / f"{key[:32]}.json"
     with open(state / f"{key[:32]}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -96,6 +101,15 @@ def _setup_once(env_plan: dict[str, Any], run_id: str) -> None:
             done.write_text(json.dumps({"error": str(exc)}))
             raise
         done.write_text(json.dumps({"error": None}))
+
+
+def _forget_old_runs(state: Path) -> None:
+    """Delete the lock and outcome files of runs that started over a week ago."""
+    cutoff = time.time() - _STATE_TTL_S
+    for entry in state.iterdir():
+        with contextlib.suppress(OSError):
+            if entry.stat().st_mtime < cutoff:
+                entry.unlink()
 
 
 def _prepare(workdir: Path, setup: dict[str, Any] | None, extra: dict[str, str]) -> None:
