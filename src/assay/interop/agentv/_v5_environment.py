@@ -45,6 +45,10 @@ _DOCKER_KEYS = frozenset(
 )
 _TYPESCRIPT = frozenset({".ts", ".mts", ".cts", ".tsx"})
 _ENV = re.compile(r"\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}")
+_SILENT = (
+    "a failing teardown hook is ignored, as in AgentV, but assay shows no message for it "
+    "(AgentV prints a warning)"
+)
 HOOK_TIMEOUT_MS = 3_600_000
 """AgentV sets no time limit on a setup without `timeout_ms` or on an extension; assay's
 hooks need one, so the generated hooks get an hour."""
@@ -90,10 +94,12 @@ class EnvironmentReader:
                 if once
                 else ""
             )
+            after = {str(s["hook"]) for s in self.extensions} & {"afterEach", "afterAll"}
             self.warn(
                 path,
                 f"extensions run as workspace hooks: {where}what a hook returns (`metadata`, "
-                "`provider_context`, `output`) is not recorded in the case's result",
+                "`provider_context`, `output`) is not recorded in the case's result"
+                + (f"; {_SILENT}" if after else ""),
             )
 
     def read_provider_hooks(self, raw: JSON, path: LocPath) -> None:
@@ -116,6 +122,8 @@ class EnvironmentReader:
                 step["point"] = point
                 self.provider_hooks.append(step)
                 self.hooks_path = path
+                if point.startswith("after_"):
+                    self.warn(where, _SILENT)
 
     def _provider_hook(self, hook: dict[str, JSON], path: LocPath) -> dict[str, JSON] | None:
         for key in (k for k in hook if k not in _HOOK_KEYS):
