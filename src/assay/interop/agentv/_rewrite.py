@@ -645,6 +645,14 @@ def _rewrite_v5(
     reader.convert(data)
     rewriter = _Suite(source, base_dir)
     rewriter.suite(data)
+    tests = data.get("tests")
+    for where, workspace in reader.workspaces.items():
+        if where == ():
+            data["workspace"] = workspace
+        elif isinstance(tests, list) and int(where[1]) < len(tests):
+            test = tests[int(where[1])]
+            if isinstance(test, dict):
+                test["workspace"] = workspace
     return [announce, *reader.warnings, *rewriter.warnings], [*reader.errors, *rewriter.errors]
 
 

@@ -19,6 +19,7 @@ from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.interop._vars import substitute_vars
 from assay.interop.agentv._v5_asserts import V5Asserts
+from assay.interop.agentv._v5_environment import EnvironmentReader
 from assay.interop.agentv._v5_prompts import Prompt, PromptReader, slug
 from assay.interop.agentv._v5_rows import Origin, RowReader
 from assay.results import JSON
@@ -37,11 +38,6 @@ _REJECTED = {
     "on_run_complete": "AgentV rejects it (extensions replace it), and assay runs no hooks",
     "providerPromptMap": "AgentV rejects it: give one provider per suite in `providers`",
     "provider_prompt_map": "AgentV rejects it: give one provider per suite in `providers`",
-    "environment": "assay does not set up agent testbeds (host or Docker workdirs, setup "
-    "commands): prepare the working directory before `assay run` (e.g. in a CI step) and "
-    "remove `environment`",
-    "extensions": "assay runs no JavaScript lifecycle hooks; run the setup before `assay run` "
-    "and remove `extensions`",
     "env": "export these variables before `assay run` (assay's targets read the environment) "
     "and remove `env`",
 }
@@ -122,6 +118,12 @@ class V5Reader:
         self.rubric_prompt: JSON = None
         """`default_test.options.rubric_prompt`: the judge prompt of rubric assertions."""
         self.test_rubric_prompt: JSON = None
+        self.testbed = EnvironmentReader(base_dir, self.error, self.warn)
+        self.suite_environment: dict[str, JSON] | None = None
+        self.workspaces: dict[LocPath, JSON] = {}
+        """assay `workspace` mappings built from `environment` and `extensions`, by where
+        they go (`()` the suite, `("tests", i)` a test): set once the v4 rewriting is done,
+        as they are assay's already."""
 
     def error(self, path: LocPath, message: str) -> None:
         self.errors.append(self.source.issue(path, message))
@@ -160,6 +162,7 @@ class V5Reader:
         if isinstance(tags, dict):
             data["tags"] = [f"{k}:{v}" for k, v in tags.items()]
         self._providers(data)
+        self._testbed(data)
         self._execution(data)
         default_test = self._default_test(data)
         prompts = self.prompts.read(data.pop("prompts", None), ("prompts",))
@@ -174,6 +177,36 @@ class V5Reader:
             rows += self.rows.scenarios(scenarios)
         if rows or "tests" in data:
             self._tests(data, rows, prompts)
+        hooks = self.testbed.hooks_path
+        if hooks is not None and not self.workspaces:
+            self.warn(
+                hooks,
+                "AgentV runs a provider's hooks in the case's workspace, and this file sets up "
+                "none (no `environment` or `extensions`): they are not run",
+            )
+
+    def _variables(self) -> dict[str, str]:
+        """What `{{ env.NAME }}` reads in an environment recipe: the process environment over
+        the `.env` files AgentV loads."""
+        from assay.interop.agentv._env import AgentVEnv, find_repo_root
+
+        return dict(AgentVEnv.for_eval(self.base_dir, find_repo_root(self.base_dir)))
+
+    def _testbed(self, data: dict[str, JSON]) -> None:
+        """`extensions` and `environment` as the suite's assay `workspace`."""
+        if "extensions" in data:
+            self.testbed.read_extensions(data.pop("extensions"), ("extensions",))
+        if "environment" in data:
+            self.suite_environment = self.testbed.environment(
+                data.pop("environment"), ("environment",), self._variables()
+            )
+        workspace = self.testbed.workspace(self.suite_environment)
+        if workspace is not None:
+            self.workspaces[()] = workspace
+            where = ("environment",) if ("environment",) in self.source.entries else None
+            self.source.entries.setdefault(
+                ("workspace",), self.source.locate(where or ("extensions",))
+            )
 
     def _providers(self, data: dict[str, JSON]) -> None:
         defaults = data.pop("defaults", None)
@@ -215,7 +248,9 @@ class V5Reader:
             self.error(path, "a provider is a label, a provider id, or a mapping with `id`")
             return
         ident: str = entry["id"]
-        for key in ("runtime", "environment", "hooks", "env", "inputs", "transform", "prompts"):
+        if "hooks" in entry:
+            self.testbed.read_provider_hooks(entry["hooks"], (*path, "hooks"))
+        for key in ("runtime", "environment", "env", "inputs", "transform", "prompts"):
             if key in entry:
                 self.error(
                     (*path, key),
@@ -478,6 +513,16 @@ class V5Reader:
                     "a suite of its own (or with --target), or remove it",
                 )
         self.test_rubric_prompt = self._unsupported_test_keys(test, path) or self.rubric_prompt
+        if "environment" in test:
+            environment = self.testbed.environment(
+                test.pop("environment"), (*path, "environment"), self._variables()
+            )
+            workspace = self.testbed.workspace(environment)
+            if workspace is not None:
+                self.workspaces[path] = workspace
+                self.source.entries.setdefault(
+                    (*path, "workspace"), self.source.locate((*path, "environment"))
+                )
         for key in ("options", "assert_scoring_function", "environment"):
             test.pop(key, None)
         if "suite" in test:
@@ -520,10 +565,6 @@ class V5Reader:
             self.error(
                 (*path, "assert_scoring_function"),
                 "assay scores a case with its aggregator: use `execution.aggregator`",
-            )
-        if "environment" in test:
-            self.error(
-                (*path, "environment"), f"not supported by assay: {_REJECTED['environment']}"
             )
         return rubric_prompt
 
