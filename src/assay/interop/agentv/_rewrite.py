@@ -124,6 +124,9 @@ class _Suite(GraderRewriter):
         with its criteria written in."""
         self.suite_metadata: dict[str, JSON] = {}
         """Suite-level `metadata` and `governance`, inherited by every test (AgentV 4.x)."""
+        self.suite_graders: list[JSON] = []
+        """The suite's own graders: a test without any gets them and no implicit llm-grader
+        (AgentV adds that only to a test that has no grader at all)."""
 
     def ignored(
         self, mapping: dict[str, JSON], path: LocPath, agentv: frozenset[str], assay: frozenset[str]
@@ -175,6 +178,8 @@ class _Suite(GraderRewriter):
         for key in ("assertions", "evaluators"):
             if key in data:
                 data[key] = self._suite_graders(data[key], (key,))
+                self.suite_graders += _list(data[key])
+        self.suite_graders += [*self.promptless, *self.with_criteria]
         tags = data.pop("tags", None)
         tests = data.get("tests")
         if isinstance(tests, list):
@@ -546,13 +551,21 @@ class _Suite(GraderRewriter):
             grader["prompt"] = criteria
         if inherited:
             test[key] = [*own, *inherited]
-        elif not own and "rubrics" not in test and "turns" not in test:
+        elif (
+            not own
+            and (skip or not self.suite_graders)
+            and "rubrics" not in test
+            and "turns" not in test
+        ):
             test[key] = [{"type": "llm-grader", "name": "criteria", "prompt": criteria}]
             self.source.entries.setdefault((*path, key), self.source.locate((*path, "criteria")))
         elif (
             not promptless
             and not readers
-            and not any(isinstance(g, dict) and g.get("type") == "code-grader" for g in own)
+            and not any(
+                isinstance(g, dict) and g.get("type") == "code-grader"
+                for g in [*own, *([] if skip else self.suite_graders)]
+            )
         ):  # a code grader gets the criteria on stdin (AgentV's contract)
             self.warn(
                 (*path, "criteria"),
