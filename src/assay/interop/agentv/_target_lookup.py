@@ -22,6 +22,7 @@ from assay.interop.agentv._env import (
     whole_reference,
 )
 from assay.interop.agentv._grader_choice import choose_grader
+from assay.interop.agentv._rewrite import TARGET_ALIASES
 from assay.interop.agentv._targets import AgentVTargets, find_targets_file, read_agentv_targets
 from assay.results import JSON
 
@@ -85,6 +86,7 @@ def select_agentv_target(
 ) -> tuple[list[ConfigIssue], list[ConfigIssue], AgentVTargetLookup | None]:
     """Add the targets of the AgentV targets file to a rewritten AgentV suite and select its
     target; returns (warnings, errors, lookup). An inline target mapping needs no lookup."""
+    aliases = data.pop(TARGET_ALIASES, None)
     if isinstance(data.get("target"), dict):
         return [], [], None
     repo_root = find_repo_root(Path.cwd())  # AgentV's boundary: the working directory's repository
@@ -100,7 +102,9 @@ def select_agentv_target(
         return config_warnings, [], AgentVTargetLookup(where)
     env = AgentVEnv.for_eval(eval_dir, repo_root)
     try:
-        found = read_agentv_targets(file, env, eval_dir)
+        found = read_agentv_targets(
+            file, env, eval_dir, aliases=aliases if isinstance(aliases, dict) else None
+        )
     except ConfigError as exc:
         return config_warnings, exc.issues, None
     own = data.get("targets")

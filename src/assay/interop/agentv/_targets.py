@@ -101,8 +101,12 @@ def find_targets_file(eval_dir: Path, repo_root: Path) -> Path | None:
     return None
 
 
-def read_agentv_targets(file: Path, env: AgentVEnv, eval_dir: Path) -> AgentVTargets:
-    """Read and map every target of an AgentV targets file.
+def read_agentv_targets(
+    file: Path, env: AgentVEnv, eval_dir: Path, *, aliases: Mapping[str, JSON] | None = None
+) -> AgentVTargets:
+    """Read and map every target of an AgentV targets file, and the eval file's `aliases`
+    (`execution.targets` entries with `use_target`: AgentV adds each the file lacks as a
+    target delegating to another).
 
     Raises:
         ConfigError: the file is not YAML, or not a mapping with a `targets` list of named
@@ -128,6 +132,11 @@ def read_agentv_targets(file: Path, env: AgentVEnv, eval_dir: Path) -> AgentVTar
         found.index.setdefault(name.strip(), i)
     if problems:
         raise ConfigError(problems)
+    for alias, delegate in (aliases or {}).items():
+        if alias not in definitions:
+            definitions[alias] = (len(entries), {"name": alias, "use_target": delegate})
+            found.lines[alias] = source.locate((key,))
+            found.index[alias] = len(entries)
     for name, (i, _) in definitions.items():
         at = i
         try:
