@@ -272,6 +272,15 @@ def test_i24_1_suite_graders_replace_the_implicit_criteria_grader(repo: Path) ->
     assert document(loaded)["tests"][0].get("assertions") in (None, [])
     assert loaded.needs_judge == ()
     assert run(loaded).results[0].verdict == "pass"
+    # The same with the tests in a JSONL dataset.
+    write(repo / "cases.jsonl", json.dumps({"id": "a", "criteria": "says hi", "input": "hi"}))
+    path = write(
+        repo / "d.eval.yaml",
+        "assertions:\n  - {type: contains, value: Mock}\ntests: ./cases.jsonl\n",
+    )
+    loaded = load_suite(path)
+    assert loaded.needs_judge == ()
+    assert run(loaded).results[0].verdict == "pass"
 
 
 def test_i24_1_execution_targets_entries_delegate_and_bring_their_hooks(repo: Path) -> None:

@@ -183,7 +183,15 @@ def parse_suite(
         return TestsReader(suite, data, invalid_head, validate, base)
 
     if isinstance(tests, str):
-        reader = read_dataset(new_reader, tests, source, base, data.get("target"))
+        graders = data.get("assertions")
+        reader = read_dataset(
+            new_reader,
+            tests,
+            source,
+            base,
+            data.get("target"),
+            suite_graders=graders if isinstance(graders, list) else (),
+        )
         warnings += reader.warnings
     else:
         reader = new_reader()  # writes the document's start: `tests` keeps its place in it

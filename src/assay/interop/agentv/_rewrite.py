@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from assay.config._yaml import LocPath, SourceMap
@@ -716,11 +717,18 @@ class AgentVTests:
     """
 
     def __init__(
-        self, source: SourceMap, base_dir: Path, announce: ConfigIssue, suite_target: JSON = None
+        self,
+        source: SourceMap,
+        base_dir: Path,
+        announce: ConfigIssue,
+        suite_target: JSON = None,
+        suite_graders: Sequence[JSON] = (),
     ) -> None:
         """`source` locates the test being rewritten (its paths start with the test's index);
-        `announce` is the warning `announcement` made where the dataset first uses AgentV."""
+        `announce` is the warning `announcement` made where the dataset first uses AgentV;
+        `suite_graders` are the suite's own graders, which its tests get."""
         self._rewriter = _Suite(source, base_dir)
+        self._rewriter.suite_graders = list(suite_graders)
         self._target = suite_target
         self._announce = announce
 
