@@ -307,3 +307,30 @@ def test_i24_1_execution_targets_entries_delegate_and_bring_their_hooks(repo: Pa
     hooks = document(loaded)["workspace"]["hooks"]
     assert hooks["before_each"]["command"] == ["echo", "setup"]
     assert run(loaded).results[0].verdict == "pass"
+
+
+def test_i24_1_another_target_picked_with_target_brings_its_own_grader(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`assay run --target` (as `agentv eval --target`) runs another target of the file, and
+    AgentV grades it with that target's grader, not the one of the target the file names."""
+    monkeypatch.setenv("AV_KEY", "k")
+    model = "    provider: openai\n    api_key: ${{ AV_KEY }}\n"
+    write(
+        repo / ".agentv" / "targets.yaml",
+        f"targets:\n  - name: gpt-a\n{model}    model: model-a\n"
+        f"  - name: gpt-b\n{model}    model: model-b\n"
+        "  - name: local\n    provider: cli\n    command: echo hi > {OUTPUT_FILE}\n"
+        "    grader_target: nowhere\n",
+    )
+    loaded = load_suite(write(repo / "x.eval.yaml", CRITERIA_EVAL.format(target="gpt-a")))
+    project = load_project()
+
+    def judge_model(target: str | None) -> str | None:
+        judge = plan_run(loaded, project, RunOptions(target=target)).default_judge
+        return judge.model if judge else None
+
+    assert judge_model(None) == "model-a"
+    assert judge_model("gpt-b") == "model-b"
+    # A target AgentV has no grader for: no judge, and the graders error when they run.
+    assert judge_model("local") is None

@@ -374,12 +374,16 @@ def _judges(
     """(base, forced) judge settings; a configuration error when the suite relies on the
     default judge and no level gives it a model, unless the suite is an AgentV file whose
     target AgentV itself has no grader for until run time (its graders then error there)."""
-    base = merge_judges(project.config.judge, loaded.suite.judge)
+    lookup = loaded.agentv_targets
+    suite_judge = loaded.suite.judge
+    other = lookup.judge_for(target_name) if lookup is not None else None
+    if other is not None:  # another target of an AgentV file: AgentV grades it with its grader
+        suite_judge = JudgeSpec.model_validate(other) if other else None
+    base = merge_judges(project.config.judge, suite_judge)
     given = {"model": options.judge_model, "base_url": options.judge_base_url}
     flags = {k: v for k, v in given.items() if v}
     forced = merge_judges(judge_from_env(), JudgeSpec.model_validate(flags) if flags else None)
     resolved = merge_judges(base, forced)
-    lookup = loaded.agentv_targets
     deferred = lookup is not None and lookup.judge_deferred(target_name)
     if loaded.needs_judge and (resolved is None or resolved.model is None) and not deferred:
         raise ConfigError(list(loaded.needs_judge))

@@ -47,6 +47,20 @@ class AgentVTargetLookup:
     run of one without a judge of assay's gives those graders an `error` verdict instead of
     being refused (assay.interop.agentv._grader_choice)."""
 
+    judges: Mapping[str, Mapping[str, JSON]] = field(default_factory=dict)
+    """The judge AgentV's grader gives each target of the file that has a model API grader."""
+    judge_of: str | None = None
+    """The target whose judge loading wrote into the suite (None: the suite sets its own):
+    a run of another target of the file takes that target's judge."""
+
+    def judge_for(self, target: str) -> Mapping[str, JSON] | None:
+        """The judge of a run of `target` when it is not the target the suite was loaded
+        with, as AgentV grades each target with its own grader (empty: none); None: keep the
+        suite's."""
+        if self.judge_of is None or target == self.judge_of:
+            return None
+        return self.judges.get(target, {})
+
     def judge_deferred(self, target: str) -> bool:
         """Whether a run of `target` without a judge is AgentV's run-time failure, not a
         configuration error."""
@@ -127,10 +141,13 @@ def select_agentv_target(
     warnings = config_warnings
     own_names = set(own) if isinstance(own, dict) else set()
     judgeless: dict[str, str] = {}
+    judges: dict[str, dict[str, JSON]] = {}
+    judge_of = None
     if "judge" not in data:
         catalogue = _ConfigCatalogue(config_file, config, env, eval_dir, found.file)
         selected = name if name not in own_names else None
-        judged, judgeless = _judges(
+        judge_of = selected if isinstance(selected, str) else None
+        judged, judgeless, judges = _judges(
             data,
             selected,
             found,
@@ -151,7 +168,9 @@ def select_agentv_target(
         if n in found.specs and n not in own_names
     }
     judgeless = {n: why for n, why in judgeless.items() if n not in own_names}
-    lookup = AgentVTargetLookup(found.display, tuple(found.names), found.notes, located, judgeless)
+    lookup = AgentVTargetLookup(
+        found.display, tuple(found.names), found.notes, located, judgeless, judges, judge_of
+    )
     return warnings, [], lookup
 
 
@@ -163,14 +182,17 @@ def _judges(
     *,
     default_grader: str | None,
     catalogue: _ConfigCatalogue,
-) -> tuple[list[ConfigIssue], dict[str, str]]:
+) -> tuple[list[ConfigIssue], dict[str, str], dict[str, dict[str, JSON]]]:
     """The suite's judge: AgentV's grader of its target (`_grader_choice`); returns the
-    warning when assay cannot use that grader, and every target AgentV has no grader for
-    until run time, with the reason."""
+    warning when assay cannot use that grader, every target AgentV has no grader for until
+    run time (with the reason) and every target's judge."""
     warnings: list[ConfigIssue] = []
     judgeless: dict[str, str] = {}
+    judges: dict[str, dict[str, JSON]] = {}
     for target in found.specs:
         choice = choose_grader(target, found, default_grader=default_grader, catalog=catalogue.read)
+        if choice.judge is not None:
+            judges[target] = choice.judge
         if target == name and choice.judge is not None:
             data["judge"] = choice.judge
         if choice.deferred is not None:
@@ -184,7 +206,7 @@ def _judges(
                     "(--judge-model, assay.yaml)",
                 )
             )
-    return warnings, judgeless
+    return warnings, judgeless, judges
 
 
 def _config_file(eval_dir: Path, repo_root: Path) -> Path | None:
