@@ -254,9 +254,9 @@ def test_i24_5_a_per_test_target_is_ignored_as_agentv_does_and_tests_from_files_
     loaded = load_suite(path)
     assert loaded.suite.target == "a" and not document(loaded)["tests"][0].get("execution")
     assert (
-        "e.eval.yaml:7 tests[0].execution.target: AgentV ignores a test's `execution.target` ('b'): "
-        "the test runs on the suite's target, in AgentV as in assay; remove it, or run the test "
-        "in a suite of its own with --target"
+        "e.eval.yaml:7 tests[0].execution.target: AgentV ignores a test's `execution.target` "
+        "('b'): the test runs on the suite's target, in AgentV as in assay; remove it, or run "
+        "the test in a suite of its own with --target"
     ) in messages(loaded)
     write(tmp_path / "cases.jsonl", json.dumps({"id": "j", "criteria": "Says hi", "input": "hi"}))
     suite = write(tmp_path / "s.eval.yaml", "name: s\ntests: cases.jsonl\n")

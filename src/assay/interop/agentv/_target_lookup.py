@@ -46,7 +46,6 @@ class AgentVTargetLookup:
     """Targets AgentV has no grader for until its llm-graders run, each with the reason: a
     run of one without a judge of assay's gives those graders an `error` verdict instead of
     being refused (assay.interop.agentv._grader_choice)."""
-
     judges: Mapping[str, Mapping[str, JSON]] = field(default_factory=dict)
     """The judge AgentV's grader gives each target of the file that has a model API grader."""
     judge_of: str | None = None
@@ -54,10 +53,10 @@ class AgentVTargetLookup:
     a run of another target of the file takes that target's judge."""
 
     def judge_for(self, target: str) -> Mapping[str, JSON] | None:
-        """The judge of a run of `target` when it is not the target the suite was loaded
-        with, as AgentV grades each target with its own grader (empty: none); None: keep the
-        suite's."""
-        if self.judge_of is None or target == self.judge_of:
+        """The judge of a run of another target of the file than the one the suite was
+        loaded with, as AgentV grades each target with its own grader (empty: none); None:
+        keep the suite's (also for a target from the suite or assay.yaml)."""
+        if self.judge_of is None or target == self.judge_of or target not in self.defined:
             return None
         return self.judges.get(target, {})
 
