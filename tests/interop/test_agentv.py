@@ -241,18 +241,23 @@ def test_i24_5_keys_agentv_ignores_are_located_warnings_with_did_you_mean(
     assert test["context"] == ["doc"]  # assay's own keys stay usable in an AgentV file
 
 
-def test_a_per_test_target_is_an_error_and_tests_from_files_are_rewritten(
+def test_i24_5_a_per_test_target_is_ignored_as_agentv_does_and_tests_from_files_are_rewritten(
     tmp_path: Path,
 ) -> None:
-    errors = agentv_error(
-        tmp_path,
+    """AgentV v4's loaders never read a test's `execution.target` (only `execution.targets`):
+    the test runs on the suite's target, and the file is not refused for it."""
+    path = write(
+        tmp_path / "e.eval.yaml",
         "name: t\ntarget: a\ntests:\n  - id: x\n    criteria: c\n    input: hi\n"
         "    execution: {target: b}\n",
     )
-    assert len(errors) == 1 and errors[0].startswith(
-        "e.eval.yaml:7 tests[0].execution.target: assay runs one target per run, and this "
-        "test names 'b'"
-    )
+    loaded = load_suite(path)
+    assert loaded.suite.target == "a" and not document(loaded)["tests"][0].get("execution")
+    assert (
+        "e.eval.yaml:7 tests[0].execution.target: AgentV ignores a test's `execution.target` "
+        "('b'): the test runs on the suite's target, in AgentV as in assay; remove it, or run "
+        "the test in a suite of its own with --target"
+    ) in messages(loaded)
     write(tmp_path / "cases.jsonl", json.dumps({"id": "j", "criteria": "Says hi", "input": "hi"}))
     suite = write(tmp_path / "s.eval.yaml", "name: s\ntests: cases.jsonl\n")
     loaded = load_suite(suite)

@@ -23,8 +23,9 @@ from assay.config._suite import ProjectConfig, Suite, SuiteTests
 from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.graders import Grader
-from assay.interop.agentv._detect import agentv_marker
+from assay.interop.agentv._detect import agentv_marker, v5_marker
 from assay.interop.agentv._rewrite import rewrite_agentv_suite
+from assay.interop.agentv._tests import is_agentv_dataset
 from assay.results import JSON
 
 if TYPE_CHECKING:
@@ -150,7 +151,11 @@ def parse_suite(
     if not isinstance(data, dict):
         raise ConfigError([source.issue((), "a suite must be a mapping with `name` and `tests`")])
     data = copy.deepcopy(data)
-    agentv = agentv_marker(data) is not None
+    agentv = (  # every AgentV file looks its targets up, v5 ones and dataset-only ones too
+        agentv_marker(data) is not None
+        or v5_marker(data) is not None
+        or is_agentv_dataset(data.get("tests"), base)
+    )
     warnings, errors = rewrite_agentv_suite(data, source, base)
     lookup = None
     if agentv and not errors:
@@ -178,7 +183,15 @@ def parse_suite(
         return TestsReader(suite, data, invalid_head, validate, base)
 
     if isinstance(tests, str):
-        reader = read_dataset(new_reader, tests, source, base, data.get("target"))
+        graders = data.get("assertions")
+        reader = read_dataset(
+            new_reader,
+            tests,
+            source,
+            base,
+            data.get("target"),
+            suite_graders=graders if isinstance(graders, list) else (),
+        )
         warnings += reader.warnings
     else:
         reader = new_reader()  # writes the document's start: `tests` keeps its place in it
@@ -187,6 +200,9 @@ def parse_suite(
         reader.read_inline(inline, source)
     document, suite_tests, needs_judge = reader.finish(source)
     assert suite is not None  # finish raises unless the suite is valid
+    if lookup is not None and needs_judge and suite.judge is None:
+        deferred = lookup.deferred_judge_warning(str(suite.target), source)
+        warnings += [deferred] if deferred is not None else []
     loaded = suite.model_copy(update={"tests": suite_tests})
     return LoadedSuite(
         loaded,

@@ -12,7 +12,7 @@ import io
 import json
 import uuid
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -157,13 +157,22 @@ def read_dataset(
     source: SourceMap,
     base_dir: Path,
     suite_target: JSON,
+    *,
+    suite_graders: Sequence[JSON] = (),
 ) -> TestsReader:
     """Read `tests: <path or glob>` into a reader from `new_reader`; the files are read again
-    into a fresh one when they turn out to be AgentV's after their first test."""
+    into a fresh one when they turn out to be AgentV's after their first test. `suite_graders`
+    (the suite's `assertions`) tell AgentV tests that they have graders without their own."""
     reader = new_reader()
     try:
         _read_files(
-            reader, spec, source=source, base_dir=base_dir, suite_target=suite_target, announce=None
+            reader,
+            spec,
+            source=source,
+            base_dir=base_dir,
+            suite_target=suite_target,
+            suite_graders=suite_graders,
+            announce=None,
         )
     except _ReadAgain as again:
         reader = new_reader()
@@ -173,6 +182,7 @@ def read_dataset(
             source=source,
             base_dir=base_dir,
             suite_target=suite_target,
+            suite_graders=suite_graders,
             announce=again.announce,
         )
     return reader
@@ -185,6 +195,7 @@ def _read_files(
     source: SourceMap,
     base_dir: Path,
     suite_target: JSON,
+    suite_graders: Sequence[JSON],
     announce: ConfigIssue | None,
 ) -> None:
     """Read, rewrite and add the tests of dataset files; raises `_ReadAgain` when AgentV
@@ -194,7 +205,9 @@ def _read_files(
     # always said), and the same under `tests` for validation and checks.
     here = SourceMap(default_file=origin.file)
     located = _TestOverSuite(suite=source)
-    agentv = AgentVTests(here, base_dir, announce, suite_target) if announce else None
+    agentv = (
+        AgentVTests(here, base_dir, announce, suite_target, suite_graders) if announce else None
+    )
     warnings: list[ConfigIssue] = []
     errors: list[ConfigIssue] = []
     for index, (test, entries) in enumerate(iter_tests(spec, base_dir, origin)):
@@ -203,7 +216,7 @@ def _read_files(
             found = AgentVTests.announcement(here, marker)
             if index:
                 raise _ReadAgain(found)
-            agentv = AgentVTests(here, base_dir, found, suite_target)
+            agentv = AgentVTests(here, base_dir, found, suite_target, suite_graders)
         if agentv is not None:
             agentv.rewrite(test, index)
         warned, failed = rewrite_test(test, here, (index,))

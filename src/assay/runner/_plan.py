@@ -369,16 +369,23 @@ def _outcomes(statements: list[str]) -> ExpectedOutcomes | None:
 
 
 def _judges(
-    loaded: LoadedSuite, project: LoadedProject, options: RunOptions
+    loaded: LoadedSuite, project: LoadedProject, options: RunOptions, target_name: str
 ) -> tuple[JudgeSpec | None, JudgeSpec | None]:
     """(base, forced) judge settings; a configuration error when the suite relies on the
-    default judge and no level gives it a model."""
-    base = merge_judges(project.config.judge, loaded.suite.judge)
+    default judge and no level gives it a model, unless the suite is an AgentV file whose
+    target AgentV itself has no grader for until run time (its graders then error there)."""
+    lookup = loaded.agentv_targets
+    suite_judge = loaded.suite.judge
+    other = lookup.judge_for(target_name) if lookup is not None else None
+    if other is not None:  # another target of an AgentV file: AgentV grades it with its grader
+        suite_judge = JudgeSpec.model_validate(other) if other else None
+    base = merge_judges(project.config.judge, suite_judge)
     given = {"model": options.judge_model, "base_url": options.judge_base_url}
     flags = {k: v for k, v in given.items() if v}
     forced = merge_judges(judge_from_env(), JudgeSpec.model_validate(flags) if flags else None)
     resolved = merge_judges(base, forced)
-    if loaded.needs_judge and (resolved is None or resolved.model is None):
+    deferred = lookup is not None and lookup.judge_deferred(target_name)
+    if loaded.needs_judge and (resolved is None or resolved.model is None) and not deferred:
         raise ConfigError(list(loaded.needs_judge))
     return base, forced
 
@@ -484,7 +491,7 @@ def plan_run(loaded: LoadedSuite, project: LoadedProject, options: RunOptions) -
         },
     )
     concurrency = options.concurrency or suite_exec.concurrency or DEFAULT_CONCURRENCY
-    judge_base, judge_forced = _judges(loaded, project, options)
+    judge_base, judge_forced = _judges(loaded, project, options, target_name)
     return RunPlan(
         loaded=loaded,
         project=project,

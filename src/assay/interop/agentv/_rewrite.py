@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from assay.config._yaml import LocPath, SourceMap
@@ -38,7 +39,11 @@ from assay.interop.agentv._tests import gather_tests, is_agentv_dataset
 from assay.interop.agentv._workspace import rewrite_workspace
 from assay.results import JSON
 
-__all__ = ["AgentVTests", "rewrite_agentv_suite"]
+TARGET_ALIASES = "x-agentv-target-aliases"
+"""Where the rewrite leaves `execution.targets`' `use_target` entries for the targets lookup
+(which removes it): {name: target it delegates to}."""
+
+__all__ = ["TARGET_ALIASES", "AgentVTests", "rewrite_agentv_suite"]
 
 _DROPPED = ("$schema", "requires", "category", "version", "author", "license")
 """Catalogue metadata of AgentV files: it changes no result and assay has no place for it."""
@@ -124,6 +129,9 @@ class _Suite(GraderRewriter):
         with its criteria written in."""
         self.suite_metadata: dict[str, JSON] = {}
         """Suite-level `metadata` and `governance`, inherited by every test (AgentV 4.x)."""
+        self.suite_graders: list[JSON] = []
+        """The suite's own graders: a test without any gets them and no implicit llm-grader
+        (AgentV adds that only to a test that has no grader at all)."""
 
     def ignored(
         self, mapping: dict[str, JSON], path: LocPath, agentv: frozenset[str], assay: frozenset[str]
@@ -175,6 +183,8 @@ class _Suite(GraderRewriter):
         for key in ("assertions", "evaluators"):
             if key in data:
                 data[key] = self._suite_graders(data[key], (key,))
+                self.suite_graders += _list(data[key])
+        self.suite_graders += [*self.promptless, *self.with_criteria]
         tags = data.pop("tags", None)
         tests = data.get("tests")
         if isinstance(tests, list):
@@ -270,22 +280,63 @@ class _Suite(GraderRewriter):
         if not names or not all(isinstance(n, str) and n for n in names):
             self.error(where, "`targets` must list target names (or {name: ...} mappings)")
             return
-        if any(isinstance(t, dict) and set(t) - {"name"} for t in _list(targets)):
-            self.error(
-                where,
-                "target entries with `use_target` or `hooks` are not supported by assay; list "
-                "target names",
-            )
-            return
+        refs = {t["name"]: (i, t) for i, t in enumerate(_list(targets)) if isinstance(t, dict)}
+        for i, ref in refs.values():
+            for key in set(ref) - {"name", "use_target", "hooks"}:
+                self.error(
+                    (*where, i, key),
+                    f"unknown key `{key}` in a target entry; "
+                    "AgentV's are name, use_target and hooks",
+                )
+        aliases = {n: r["use_target"] for n, (_, r) in refs.items() if "use_target" in r}
+        if aliases:  # AgentV adds each as a target delegating to another (the lookup does)
+            data[TARGET_ALIASES] = aliases
         if "target" not in execution and "target" not in data:
             execution["target"] = names[0]
             self.source.rename(where, ("execution", "target"))
+        selected = data.get("target") or execution.get("target")
+        if isinstance(selected, str) and "hooks" in refs.get(selected, (0, {}))[1]:
+            index, ref = refs[selected]
+            self._target_hooks(data, selected, ref["hooks"], (*where, index))
         rest = ", ".join(f"--target {n}" for n in names[1:])
         also = f"; run it again with {rest} for the others" if rest else ""
         self.warn(
             where,
             f"AgentV runs every test on each of {len(names)} target(s); an assay run has one "
             f"target, this one runs on '{data.get('target') or execution.get('target')}'{also}",
+        )
+
+    def _target_hooks(self, data: dict[str, JSON], name: str, hooks: JSON, where: LocPath) -> None:
+        """The hooks of the target the run uses, as the workspace's: AgentV runs a target's
+        hook of a phase right after the workspace's own, in the case's workspace."""
+        workspace = data.get("workspace")
+        rewritten = rewrite_workspace({"hooks": hooks}, where, self.base_dir, self.error, self.warn)
+        given = rewritten.get("hooks") if isinstance(rewritten, dict) else None
+        if not isinstance(given, dict) or not given:
+            return
+        if not isinstance(workspace, dict):
+            self.warn(
+                (*where, "hooks"),
+                f"AgentV runs the hooks of target '{name}' in the case's workspace only, and this "
+                "suite has no `workspace`: they are not run, in AgentV as in assay",
+            )
+            return
+        own = dict(workspace.get("hooks") or {})
+        for phase, hook in given.items():
+            if phase in own:
+                self.error(
+                    (*where, "hooks", phase),
+                    f"AgentV runs the workspace's `{phase}` hook and then the one of target "
+                    f"'{name}'; assay runs one hook per phase: call both from one script",
+                )
+            else:
+                own[phase] = hook
+        workspace["hooks"] = own
+        self.warn(
+            (*where, "hooks"),
+            f"the hooks of target '{name}' run as the workspace's (AgentV runs them after "
+            "the workspace's own); --target does not change them: to run another target with "
+            "its hooks, list it first in `execution.targets`",
         )
 
     def _suite_graders(self, specs: JSON, path: LocPath) -> JSON:
@@ -367,11 +418,12 @@ class _Suite(GraderRewriter):
                 "assay runs one target per run; run this test in a suite of its own per target",
             )
         target = execution.pop("target", None)
-        if target is not None and target != suite_target:
-            self.error(
+        if target is not None and target != suite_target:  # AgentV's loaders never read it
+            self.warn(
                 (*where, "target"),
-                f"assay runs one target per run, and this test names '{target}'; run it in a "
-                "suite of its own (or with --target), or remove `execution.target`",
+                f"AgentV ignores a test's `execution.target` ('{target}'): the test runs on "
+                "the suite's target, in AgentV as in assay; remove it, or run the test in a "
+                "suite of its own with --target",
             )
         for key in ("evaluators", "assertions"):
             if key in execution:
@@ -546,13 +598,21 @@ class _Suite(GraderRewriter):
             grader["prompt"] = criteria
         if inherited:
             test[key] = [*own, *inherited]
-        elif not own and "rubrics" not in test and "turns" not in test:
+        elif (
+            not own
+            and (skip or not self.suite_graders)
+            and "rubrics" not in test
+            and "turns" not in test
+        ):
             test[key] = [{"type": "llm-grader", "name": "criteria", "prompt": criteria}]
             self.source.entries.setdefault((*path, key), self.source.locate((*path, "criteria")))
         elif (
             not promptless
             and not readers
-            and not any(isinstance(g, dict) and g.get("type") == "code-grader" for g in own)
+            and not any(
+                isinstance(g, dict) and g.get("type") == "code-grader"
+                for g in [*own, *([] if skip else self.suite_graders)]
+            )
         ):  # a code grader gets the criteria on stdin (AgentV's contract)
             self.warn(
                 (*path, "criteria"),
@@ -665,11 +725,18 @@ class AgentVTests:
     """
 
     def __init__(
-        self, source: SourceMap, base_dir: Path, announce: ConfigIssue, suite_target: JSON = None
+        self,
+        source: SourceMap,
+        base_dir: Path,
+        announce: ConfigIssue,
+        suite_target: JSON = None,
+        suite_graders: Sequence[JSON] = (),
     ) -> None:
         """`source` locates the test being rewritten (its paths start with the test's index);
-        `announce` is the warning `announcement` made where the dataset first uses AgentV."""
+        `announce` is the warning `announcement` made where the dataset first uses AgentV;
+        `suite_graders` are the suite's own graders, which its tests get."""
         self._rewriter = _Suite(source, base_dir)
+        self._rewriter.suite_graders = list(suite_graders)
         self._target = suite_target
         self._announce = announce
 

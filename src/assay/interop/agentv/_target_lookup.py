@@ -21,6 +21,8 @@ from assay.interop.agentv._env import (
     find_repo_root,
     whole_reference,
 )
+from assay.interop.agentv._grader_choice import choose_grader
+from assay.interop.agentv._rewrite import TARGET_ALIASES
 from assay.interop.agentv._targets import AgentVTargets, find_targets_file, read_agentv_targets
 from assay.results import JSON
 
@@ -40,6 +42,41 @@ class AgentVTargetLookup:
     defined: Mapping[str, tuple[str, int | None, str]] = field(default_factory=dict)
     """Where each target the file gave the suite is defined: file, line, YAML path (the
     suite's own `targets:` are not here)."""
+    judgeless: Mapping[str, str] = field(default_factory=dict)
+    """Targets AgentV has no grader for until its llm-graders run, each with the reason: a
+    run of one without a judge of assay's gives those graders an `error` verdict instead of
+    being refused (assay.interop.agentv._grader_choice)."""
+    judges: Mapping[str, Mapping[str, JSON]] = field(default_factory=dict)
+    """The judge AgentV's grader gives each target of the file that has a model API grader."""
+    judge_of: str | None = None
+    """The target whose judge loading wrote into the suite (None: the suite sets its own):
+    a run of another target of the file takes that target's judge."""
+
+    def judge_for(self, target: str) -> Mapping[str, JSON] | None:
+        """The judge of a run of another target of the file than the one the suite was
+        loaded with, as AgentV grades each target with its own grader (empty: none); None:
+        keep the suite's (also for a target from the suite or assay.yaml)."""
+        if self.judge_of is None or target == self.judge_of or target not in self.defined:
+            return None
+        return self.judges.get(target, {})
+
+    def judge_deferred(self, target: str) -> bool:
+        """Whether a run of `target` without a judge is AgentV's run-time failure, not a
+        configuration error."""
+        return target in self.judgeless
+
+    def deferred_judge_warning(self, target: str, source: SourceMap) -> ConfigIssue | None:
+        """The load warning of a suite whose graders need a judge when AgentV has none for its
+        `target` until they run (None when it has one)."""
+        why = self.judgeless.get(target)
+        if why is None:
+            return None
+        return source.issue(
+            ("target",),
+            f"AgentV has no LLM grader for target '{target}': {why}. Without a judge of "
+            "assay's (--judge-model, ASSAY_JUDGE_MODEL, `judge:` in assay.yaml) every grader "
+            "that needs one gets an `error` verdict when it runs",
+        )
 
     def unknown(self, name: str, suite: str, line: int | None) -> ConfigError:
         """The error for a target name the suite does not have: the file's reason for it, or
@@ -62,10 +99,12 @@ def select_agentv_target(
 ) -> tuple[list[ConfigIssue], list[ConfigIssue], AgentVTargetLookup | None]:
     """Add the targets of the AgentV targets file to a rewritten AgentV suite and select its
     target; returns (warnings, errors, lookup). An inline target mapping needs no lookup."""
+    aliases = data.pop(TARGET_ALIASES, None)
     if isinstance(data.get("target"), dict):
         return [], [], None
     repo_root = find_repo_root(Path.cwd())  # AgentV's boundary: the working directory's repository
-    config = _agentv_config(eval_dir, repo_root)
+    config_file = _config_file(eval_dir, repo_root)
+    config = _agentv_config(config_file)
     config_warnings = _config_warnings(config)
     file = find_targets_file(eval_dir, repo_root)
     if file is None:
@@ -76,7 +115,9 @@ def select_agentv_target(
         return config_warnings, [], AgentVTargetLookup(where)
     env = AgentVEnv.for_eval(eval_dir, repo_root)
     try:
-        found = read_agentv_targets(file, env, eval_dir)
+        found = read_agentv_targets(
+            file, env, eval_dir, aliases=aliases if isinstance(aliases, dict) else None
+        )
     except ConfigError as exc:
         return config_warnings, exc.issues, None
     own = data.get("targets")
@@ -98,12 +139,24 @@ def select_agentv_target(
         name = data["target"] = fallback
     warnings = config_warnings
     own_names = set(own) if isinstance(own, dict) else set()
+    judgeless: dict[str, str] = {}
+    judges: dict[str, dict[str, JSON]] = {}
+    judge_of = None
+    if "judge" not in data:
+        catalogue = _ConfigCatalogue(config_file, config, env, eval_dir, found.file)
+        selected = name if name not in own_names else None
+        judge_of = selected if isinstance(selected, str) else None
+        judged, judgeless, judges = _judges(
+            data,
+            selected,
+            found,
+            source,
+            default_grader=defaults.get("grader"),
+            catalogue=catalogue,
+        )
+        warnings += judged
     if isinstance(name, str) and name in found.specs and name not in own_names:
         warnings += found.warnings[name]
-        if "judge" not in data:
-            warnings += _judge(
-                data, name, found, targets, source, default_grader=defaults.get("grader")
-            )
         execution = data.setdefault("execution", {}) if name in found.workers else None
         if isinstance(execution, dict):
             execution.setdefault("concurrency", found.workers[name])
@@ -113,59 +166,98 @@ def select_agentv_target(
         for n, where in found.lines.items()
         if n in found.specs and n not in own_names
     }
-    lookup = AgentVTargetLookup(found.display, tuple(found.names), found.notes, located)
+    judgeless = {n: why for n, why in judgeless.items() if n not in own_names}
+    lookup = AgentVTargetLookup(
+        found.display, tuple(found.names), found.notes, located, judgeless, judges, judge_of
+    )
     return warnings, [], lookup
 
 
-_JUDGE_KEYS = ("provider", "model", "base_url", "api_key_env", "api_version", "temperature")
-
-
-def _judge(
+def _judges(
     data: dict[str, JSON],
-    name: str,
+    name: JSON,
     found: AgentVTargets,
-    targets: Mapping[str, JSON],
     source: SourceMap,
     *,
-    default_grader: str | None = None,
-) -> list[ConfigIssue]:
-    """The suite's judge from the target's `grader_target` (else v5's `defaults.grader` of
-    `.agentv/config.yaml`, else the target itself when it is a model API), as AgentV grades
-    with it; a grader target assay cannot use is a warning."""
-    grader = found.graders.get(name) or default_grader or name
-    spec = targets.get(grader)
-    if isinstance(spec, dict) and spec.get("type") in ("openai", "anthropic"):
-        data["judge"] = {k: spec[k] for k in _JUDGE_KEYS if k in spec}
-        return []
-    if grader == name:
-        return []
-    note = found.notes.get(grader)
-    why = note.message if note else f"'{grader}' is not a model API target of {found.display}"
-    return [
-        source.issue(
-            ("target",),
-            f"target '{name}' is graded by its grader_target '{grader}', which assay cannot use "
-            f"as the judge ({why}); the judge comes from assay's settings (--judge-model, "
-            "assay.yaml)",
-        )
-    ]
+    default_grader: str | None,
+    catalogue: _ConfigCatalogue,
+) -> tuple[list[ConfigIssue], dict[str, str], dict[str, dict[str, JSON]]]:
+    """The suite's judge: AgentV's grader of its target (`_grader_choice`); returns the
+    warning when assay cannot use that grader, every target AgentV has no grader for until
+    run time (with the reason) and every target's judge."""
+    warnings: list[ConfigIssue] = []
+    judgeless: dict[str, str] = {}
+    judges: dict[str, dict[str, JSON]] = {}
+    for target in found.specs:
+        choice = choose_grader(target, found, default_grader=default_grader, catalog=catalogue.read)
+        if choice.judge is not None:
+            judges[target] = choice.judge
+        if target == name and choice.judge is not None:
+            data["judge"] = choice.judge
+        if choice.deferred is not None:
+            judgeless[target] = choice.deferred
+        elif target == name and choice.unusable is not None:
+            warnings.append(
+                source.issue(
+                    ("target",),
+                    f"target '{name}' is graded in AgentV by a model assay cannot use: "
+                    f"{choice.unusable}; the judge comes from assay's settings "
+                    "(--judge-model, assay.yaml)",
+                )
+            )
+    return warnings, judgeless, judges
 
 
-def _agentv_config(eval_dir: Path, repo_root: Path) -> tuple[JSON, SourceMap] | None:
+def _config_file(eval_dir: Path, repo_root: Path) -> Path | None:
     """The `.agentv/config.yaml` AgentV would read: the first from the eval file's directory up
-    to the repository root; None when there is none or it cannot be read (AgentV too ignores a
-    config file it cannot read)."""
+    to the repository root."""
     for directory in directory_chain(eval_dir, repo_root):
         path = directory / ".agentv" / "config.yaml"
-        if not path.is_file():
-            continue
-        try:
-            return parse_yaml(
-                path.read_text(encoding="utf-8"), display_path(path), interpolate=False
-            )
-        except (ConfigError, OSError, UnicodeDecodeError):
-            return None
+        if path.is_file():
+            return path
     return None
+
+
+def _agentv_config(path: Path | None) -> tuple[JSON, SourceMap] | None:
+    """AgentV's config file read; None when there is none or it cannot be read (AgentV too
+    ignores a config file it cannot read)."""
+    if path is None:
+        return None
+    try:
+        return parse_yaml(path.read_text(encoding="utf-8"), display_path(path), interpolate=False)
+    except (ConfigError, OSError, UnicodeDecodeError):
+        return None
+
+
+class _ConfigCatalogue:
+    """The provider catalogue AgentV v5's config file names (`providers: file://…`, relative
+    to the config file), read once when a grader is looked up there."""
+
+    def __init__(
+        self,
+        config_file: Path | None,
+        config: tuple[JSON, SourceMap] | None,
+        env: AgentVEnv,
+        eval_dir: Path,
+        seen: Path,
+    ) -> None:
+        self.file: Path | None = None
+        data = config[0] if config is not None else None
+        named = data.get("providers") if isinstance(data, dict) else None
+        if config_file is not None and isinstance(named, str) and named.startswith("file://"):
+            path = (config_file.parent / named.removeprefix("file://")).resolve()
+            self.file = path if path.is_file() and path != seen.resolve() else None
+        self.env = env
+        self.eval_dir = eval_dir
+        self.found: AgentVTargets | None = None
+
+    def read(self) -> AgentVTargets | None:
+        if self.file is not None and self.found is None:
+            try:
+                self.found = read_agentv_targets(self.file, self.env, self.eval_dir)
+            except ConfigError:
+                self.file = None  # AgentV refuses it when it runs; the grader is not there
+        return self.found
 
 
 def _config_warnings(config: tuple[JSON, SourceMap] | None) -> list[ConfigIssue]:

@@ -1,8 +1,9 @@
 """AgentV targets (`.agentv/targets.yaml`) as assay targets, found the way AgentV finds them.
 
 AgentV looks for `targets.yaml`, `targets.yml`, `.agentv/targets.yaml` or `.agentv/targets.yml`
-in the eval file's directory, then each parent up to the repository root, then the working
-directory; the first file found is the one. An eval file picks its target with
+(v5: `providers.yaml`, `.agentv/providers.yaml`, or `.yml`) in the eval file's directory, then
+each parent up to the repository root, then the working directory; the first file found is
+the one. An eval file picks its target with
 `execution.target` (or a top-level `target`), else the target named `default`; `--target`
 overrides both. `use_target` delegates to another target (`${{ VAR }}` allowed).
 
@@ -45,7 +46,9 @@ CANDIDATES = (
     "targets.yml",
     ".agentv/targets.yaml",
     ".agentv/targets.yml",
-    ".agentv/providers.yaml",  # v5's catalogue (`label`/`id` entries), read as a targets file
+    "providers.yaml",  # v5's catalogue (`label`/`id` entries), read as a targets file
+    "providers.yml",
+    ".agentv/providers.yaml",
     ".agentv/providers.yml",
 )
 """The names AgentV looks for in each directory, in order."""
@@ -74,6 +77,13 @@ class AgentVTargets:
     """Each target's `grader_target`: the target whose model grades its outputs."""
     workers: dict[str, int] = field(default_factory=dict)
     """Each target's `workers`: its concurrency unless the eval file sets one."""
+    kinds: dict[str, str] = field(default_factory=dict)
+    """Each mapped target's AgentV provider kind (of the target `use_target` leads to)."""
+
+    @property
+    def catalogue(self) -> bool:
+        """Whether the file is a v5 provider catalogue (`providers.yaml`)."""
+        return self.file.name.startswith("providers.")
 
     @property
     def names(self) -> list[str]:
@@ -91,8 +101,12 @@ def find_targets_file(eval_dir: Path, repo_root: Path) -> Path | None:
     return None
 
 
-def read_agentv_targets(file: Path, env: AgentVEnv, eval_dir: Path) -> AgentVTargets:
-    """Read and map every target of an AgentV targets file.
+def read_agentv_targets(
+    file: Path, env: AgentVEnv, eval_dir: Path, *, aliases: Mapping[str, JSON] | None = None
+) -> AgentVTargets:
+    """Read and map every target of an AgentV targets file, and the eval file's `aliases`
+    (`execution.targets` entries with `use_target`: AgentV adds each the file lacks as a
+    target delegating to another).
 
     Raises:
         ConfigError: the file is not YAML, or not a mapping with a `targets` list of named
@@ -118,6 +132,11 @@ def read_agentv_targets(file: Path, env: AgentVEnv, eval_dir: Path) -> AgentVTar
         found.index.setdefault(name.strip(), i)
     if problems:
         raise ConfigError(problems)
+    for alias, delegate in (aliases or {}).items():
+        if alias not in definitions:
+            definitions[alias] = (len(entries), {"name": alias, "use_target": delegate})
+            found.lines[alias] = source.locate((key,))
+            found.index[alias] = len(entries)
     for name, (i, _) in definitions.items():
         at = i
         try:
@@ -135,6 +154,7 @@ def read_agentv_targets(file: Path, env: AgentVEnv, eval_dir: Path) -> AgentVTar
             found.notes[name] = source.issue((key, at), f"target '{name}': {message}")
             continue
         found.specs[name] = spec
+        found.kinds[name] = str(definition.get("provider", "")).strip().lower()
         grader = mapper.text("grader_target", "judge_target")
         if grader is not None:
             found.graders[name] = grader
