@@ -472,14 +472,14 @@ def _opencode_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
     texts, calls = [], []
     tokens, cost = {"input": 0, "output": 0}, 0.0
     for event in events:
-        part = event.get("part") if isinstance(event.get("part"), dict) else {}
+        part = _mapping(event.get("part"))
         kind = event.get("type")
         if kind == "error":
             raise Failure(f"opencode reported an error: {json.dumps(event.get('error', event))}")
         if kind == "text" and isinstance(part.get("text"), str):
             texts.append(part["text"])
         elif kind == "tool_use":
-            state = part.get("state") if isinstance(part.get("state"), dict) else {}
+            state = _mapping(part.get("state"))
             calls.append(
                 {
                     "tool": str(part.get("tool")),
@@ -488,7 +488,7 @@ def _opencode_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
                 }
             )
         elif kind == "step_finish":
-            used = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
+            used = _mapping(part.get("tokens"))
             for key in tokens:
                 tokens[key] += int(used.get(key) or 0) if _count(used.get(key)) else 0
             cost += float(part["cost"]) if _count(part.get("cost")) else 0.0
@@ -498,6 +498,10 @@ def _opencode_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
         "token_usage": tokens,
         "cost_usd": cost,
     }
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 _AGENTS = {
