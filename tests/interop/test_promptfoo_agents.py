@@ -464,3 +464,16 @@ def test_i25_2_a_converted_gateway_target_calls_its_route_with_its_key(
     assert case.verdict == "pass", case.error
     assert seen.path == "/ai/chat/completions"  # promptfoo's default route of the gateway
     assert seen.headers["authorization"] == "Bearer helicone-secret"
+
+
+def test_i25_2_a_working_dir_missing_next_to_the_config_is_warned(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "promptfooconfig.yaml",
+        "prompts: [Hi]\nproviders:\n  - id: opencode:sdk\n"
+        "    config: {provider_id: openai, model: gpt-4o-mini, working_dir: examples/basic}\n",
+    )
+    conversion = convert_promptfoo(config, display=config.name, output_dir=tmp_path)
+    (note,) = [str(w) for w in conversion.warnings]
+    assert note.startswith("promptfooconfig.yaml:3 providers[0]: approximated:")
+    assert "`working_dir: examples/basic` is read relative to the config's directory" in note
+    assert conversion.suite["targets"]["opencode-sdk"]["cwd"] == "examples/basic"

@@ -104,6 +104,12 @@ class _Agent:
             self.cwd = raw
         else:
             self.cwd = self._relative(raw)
+            if not (self.base / raw).is_dir():
+                self.differs.append(
+                    f"`working_dir: {raw}` is read relative to the config's directory, where it "
+                    "does not exist (promptfoo reads it relative to the directory promptfoo runs "
+                    "in): set the target's `cwd`"
+                )
         return raw
 
     def _relative(self, path: str) -> str:
