@@ -46,13 +46,11 @@ def map_gateway(family: str, rest: str, config: dict[str, JSON]) -> MappedProvid
     """The target for one of these families' provider ids, or None for another family."""
     handler = {
         "huggingface": _huggingface,
-        "hf": _huggingface,
         "truefoundry": _truefoundry,
         "helicone": _helicone,
         "cloudflare-gateway": _cloudflare,
         "databricks": _databricks,
         "llama": _llama,
-        "llama.cpp": _llama,
         "replicate": _replicate,
     }.get(family)
     if family == "watsonx":
