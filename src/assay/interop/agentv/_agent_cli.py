@@ -5,6 +5,9 @@ assay.interop.agentv._targets): `python _agent_cli.py SPEC PROMPT_FILE CASE_ID`,
 target's working directory. It starts the command or the agent's CLI with AgentV's arguments,
 reads the reply in that tool's format and prints assay's structured reply (SPEC §3) on stdout.
 A failure is a message on stderr and a non-zero exit, which makes the case an error.
+promptfoo's agent SDK providers run through it too (`python -m
+assay.interop.agentv._agent_cli`, see assay.interop.promptfoo._agents): Claude Code with the
+SDK's options as flags, Codex, and opencode, with the prompt as promptfoo renders it.
 
 It imports the standard library only: one run of a `cli` target whose command is a shell
 `printf` took ~0.1 s on a loaded 2-core machine (10 runs, 0.98 s), while the agents it starts
