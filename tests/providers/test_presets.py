@@ -29,6 +29,8 @@ EXPECTED: dict[str, tuple[str | None, str | None]] = {
     "deepseek": ("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
     "mistral": ("https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
     "gemini": ("https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY"),
+    "huggingface": ("https://router.huggingface.co/v1", "HF_TOKEN"),
+    "truefoundry": ("https://llm-gateway.truefoundry.com", "TRUEFOUNDRY_API_KEY"),
     "ollama": ("http://127.0.0.1:11434/v1", None),
     "vllm": ("http://127.0.0.1:8000/v1", None),
     "sglang": ("http://127.0.0.1:30000/v1", None),
@@ -93,6 +95,32 @@ def test_a_hosted_preset_sends_its_key_as_a_bearer_token_to_its_path(
     assert output.output == "hello"
     assert seen.path == urlsplit(base_url).path + "/chat/completions"
     assert seen.headers["authorization"] == f"Bearer secret-{name}"
+
+
+@pytest.mark.parametrize("name", ["huggingface", "truefoundry"])
+def test_i23_2_gateway_presets_send_their_key_to_their_chat_completions_path(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The presets promptfoo's huggingface:chat and truefoundry providers import onto, as a
+    target and as a judge: the endpoint's path, the key variable's bearer token, and the
+    whole `org/model` name."""
+    base_url, key = EXPECTED[name]
+    assert base_url is not None and key is not None
+    assert OpenAITarget(type="openai", provider=name, model="m").resolved_base_url() == base_url
+    monkeypatch.setenv(key, f"secret-{name}")
+    with FakeOpenAIServer(api_key=f"secret-{name}", judge={"score": 0.5}) as server:
+        url = local_url(server, base_url)
+        target = OpenAITarget(type="openai", provider=name, model="org-main/m", base_url=url)
+        [output] = run(target, ask("hi"))
+        seen, body = server.seen[-1], server.requests[-1]
+        verdict = judge_once({"provider": name, "model": "org-main/m", "base_url": url})
+        judged = server.seen[-1]
+    assert output.output == "hi"
+    assert seen.path == urlsplit(base_url).path + "/chat/completions"
+    assert seen.headers["authorization"] == f"Bearer secret-{name}"
+    assert body["model"] == "org-main/m"
+    assert verdict.score == 0.5
+    assert judged.headers["authorization"] == f"Bearer secret-{name}"
 
 
 @pytest.mark.parametrize("name", LOCAL)

@@ -5,7 +5,7 @@ Faking a model at the HTTP seam (rather than mocking the SDK) exercises the real
 classes. The server also speaks a minimal Anthropic Messages protocol (`POST /v1/messages`) and
 answers embeddings (`POST /v1/embeddings`) and moderation (`POST /v1/moderations`, when a
 `moderation` script is given; a 404 otherwise, as servers without the endpoint answer). Chat,
-embeddings and moderation are served under any path prefix
+embeddings and moderation are served under any path prefix (chat also under none)
 (`/openai/deployments/NAME/chat/completions?api-version=...` as Azure's, `/api/v1/...` as
 OpenRouter's), and `seen` records each request's method, path, query and headers, so tests can
 check where a provider preset sends its requests.
@@ -308,6 +308,7 @@ class FakeOpenAIServer:
         self._closing = asyncio.Event()
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat_completions)
+        app.router.add_post("/chat/completions", self._chat_completions)  # a base URL without path
         app.router.add_post("/v1/messages", self._messages)
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._list_models)

@@ -5,6 +5,9 @@ assay.interop.agentv._targets): `python _agent_cli.py SPEC PROMPT_FILE CASE_ID`,
 target's working directory. It starts the command or the agent's CLI with AgentV's arguments,
 reads the reply in that tool's format and prints assay's structured reply (SPEC §3) on stdout.
 A failure is a message on stderr and a non-zero exit, which makes the case an error.
+promptfoo's agent SDK providers run through it too (`python -m
+assay.interop.agentv._agent_cli`, see assay.interop.promptfoo._agents): Claude Code with the
+SDK's options as flags, Codex, and opencode, with the prompt as promptfoo renders it.
 
 It imports the standard library only: one run of a `cli` target whose command is a shell
 `printf` took ~0.1 s on a loaded 2-core machine (10 runs, 0.98 s), while the agents it starts
@@ -181,9 +184,11 @@ def _executable(spec: dict[str, Any]) -> str:
     found = shutil.which(name)
     if found is None:
         where = "" if os.sep in name else " on PATH"
+        hint = spec.get("missing_hint") or (
+            f"set `executable:` of target '{spec['target']}' in {spec['targets_file']}"
+        )
         raise Failure(
-            f"{spec['label']}: executable '{name}' not found{where}; install it, or set "
-            f"`executable:` of target '{spec['target']}' in {spec['targets_file']}",
+            f"{spec['label']}: executable '{name}' not found{where}; install it, or {hint}",
             _NOT_FOUND,
         )
     return found
@@ -233,12 +238,53 @@ def _claude(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
         argv += ["--model", str(spec["model"])]
     if spec.get("max_turns") is not None:
         argv += ["--max-turns", str(spec["max_turns"])]
+    argv += _claude_options(spec)
     env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"}
     return _claude_reply(
         _events(
             _run_agent(argv, prompt, env, f"{spec['label']} (Claude CLI)", spec.get("workspace"))
         )
     )
+
+
+_CLAUDE_FLAGS = (
+    ("permission_mode", "--permission-mode"),
+    ("builtin_tools", "--tools"),
+    ("custom_system_prompt", "--system-prompt"),
+    ("append_system_prompt", "--append-system-prompt"),
+    ("fallback_model", "--fallback-model"),
+    ("max_budget_usd", "--max-budget-usd"),
+    ("mcp_config", "--mcp-config"),
+    ("json_schema", "--json-schema"),
+    ("settings", "--settings"),
+    ("agents", "--agents"),
+)
+"""Claude Code options (as the Agent SDK sets them) given one value each."""
+
+
+def _claude_options(spec: dict[str, Any]) -> list[str]:
+    """The Agent SDK's options that the CLI takes as flags (promptfoo's claude-agent-sdk
+    provider sets them; an AgentV target sets none)."""
+    argv: list[str] = []
+    for key, flag in _CLAUDE_FLAGS:
+        if spec.get(key) is not None:
+            argv += [flag, str(spec[key])]
+    for key, flag in (
+        ("allowed_tools", "--allowedTools"),
+        ("disallowed_tools", "--disallowedTools"),
+    ):
+        if spec.get(key):
+            argv += [flag, ",".join(spec[key])]
+    if spec.get("setting_sources") is not None:
+        argv += ["--setting-sources", ",".join(spec["setting_sources"])]
+    for key, flag in (("add_dirs", "--add-dir"), ("plugin_dirs", "--plugin-dir")):
+        for value in spec.get(key) or []:
+            argv += [flag, str(value)]
+    if spec.get("strict_mcp_config"):
+        argv.append("--strict-mcp-config")
+    if spec.get("no_session_persistence"):
+        argv.append("--no-session-persistence")
+    return argv + [str(a) for a in spec.get("extra_args", [])]
 
 
 def _claude_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -269,6 +315,8 @@ def _claude_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
             reply.update(_claude_result(event))
     texts = [m["content"] for m in messages if m["content"]]
     reply["output"] = texts[-1] if texts else reply.get("output", "")
+    if "structured" in reply:  # the schema's answer is the reply, as the SDK returns it
+        reply["output"] = reply.pop("structured")
     return {**reply, "messages": messages, "tool_calls": list(calls.values())}
 
 
@@ -288,6 +336,8 @@ def _claude_result(event: dict[str, Any]) -> dict[str, Any]:
         }
     if isinstance(event.get("result"), str):
         reply["output"] = event["result"]
+    if isinstance(event.get("structured_output"), dict | list):  # with --json-schema
+        reply["structured"] = json.dumps(event["structured_output"], ensure_ascii=False)
     return reply
 
 
@@ -400,18 +450,84 @@ def _pi_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
     return {"output": texts[-1] if texts else "", "tool_calls": calls}
 
 
-_AGENTS = {"claude": _claude, "codex": _codex, "copilot": _copilot, "pi": _pi}
+def _opencode(spec: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """`opencode run --format json`: its configuration (tools, permissions, MCP servers) comes
+    from `OPENCODE_CONFIG_CONTENT`, which opencode applies over its config files."""
+    argv = [_executable(spec), "run", "--format", "json"]
+    if spec.get("model"):
+        argv += ["--model", str(spec["model"])]
+    if spec.get("agent"):
+        argv += ["--agent", str(spec["agent"])]
+    argv += [*(str(a) for a in spec.get("extra_args", [])), prompt]
+    env = dict(os.environ)
+    if spec.get("config_content") is not None:
+        env["OPENCODE_CONFIG_CONTENT"] = json.dumps(spec["config_content"], ensure_ascii=False)
+    events = _events(
+        _run_agent(argv, None, env, f"{spec['label']} (opencode CLI)", spec.get("workspace"))
+    )
+    return _opencode_reply(events)
+
+
+def _opencode_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """opencode's JSON events: `text` parts (the answer), `tool_use` parts (the calls with
+    their input and output), `step_finish` parts (tokens and cost, summed over the steps);
+    an `error` event fails the case."""
+    texts, calls = [], []
+    tokens, cost = {"input": 0, "output": 0}, 0.0
+    for event in events:
+        part = _mapping(event.get("part"))
+        kind = event.get("type")
+        if kind == "error":
+            raise Failure(f"opencode reported an error: {json.dumps(event.get('error', event))}")
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "tool_use":
+            state = _mapping(part.get("state"))
+            calls.append(
+                {
+                    "tool": str(part.get("tool")),
+                    "args": _args(state.get("input")),
+                    "output": state.get("output"),
+                }
+            )
+        elif kind == "step_finish":
+            used = _mapping(part.get("tokens"))
+            for key in tokens:
+                tokens[key] += int(used.get(key) or 0) if _count(used.get(key)) else 0
+            cost += float(part["cost"]) if _count(part.get("cost")) else 0.0
+    return {
+        "output": "\n".join(t for t in texts if t),
+        "tool_calls": calls,
+        "token_usage": tokens,
+        "cost_usd": cost,
+    }
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+_AGENTS = {
+    "claude": _claude,
+    "codex": _codex,
+    "copilot": _copilot,
+    "pi": _pi,
+    "opencode": _opencode,
+}
 
 
 def _agent(spec: dict[str, Any], prompt: str, case_id: str) -> dict[str, Any]:
-    """AgentV's prompt document (`[[ ## user_query ## ]]` then the question) sent to the agent,
-    in a fresh temporary directory when AgentV gives it one (Codex without `cwd`)."""
+    """AgentV's prompt document (`[[ ## user_query ## ]]` then the question) sent to the agent
+    (the prompt as it is when `plain_prompt` is set: promptfoo sends it so), in a fresh
+    temporary directory when the caller gives it one (Codex without `cwd`; an agent SDK
+    provider of promptfoo without `working_dir`)."""
     del case_id
-    document = f"[[ ## user_query ## ]]\n\n{prompt.strip()}"
+    document = prompt if spec.get("plain_prompt") else f"[[ ## user_query ## ]]\n\n{prompt.strip()}"
     agent = _AGENTS[str(spec["kind"])]
     if not spec.get("fresh_cwd"):
         return agent(spec, document)
-    with tempfile.TemporaryDirectory(prefix="agentv-codex-") as workspace:
+    prefix = "agentv-codex-" if spec["kind"] == "codex" else f"assay-{spec['kind']}-"
+    with tempfile.TemporaryDirectory(prefix=prefix) as workspace:
         return agent({**spec, "workspace": workspace}, document)
 
 

@@ -78,12 +78,6 @@ _NOT_CHAT = {
     "transcription": "audio transcription has no assay target",
     "video": "video generation has no assay target",
     "agents": "an agents SDK provider has no assay target",
-    "claude-agent-sdk": "an agent SDK provider has no assay target (run the agent from a "
-    "`command` or `python` target)",
-    "claude-code": "an agent SDK provider has no assay target (run the agent from a "
-    "`command` or `python` target)",
-    "codex-sdk": "an agent SDK provider has no assay target (run the agent from a `command` "
-    "or `python` target)",
     "codex-app-server": "an agent SDK provider has no assay target (run the agent from a "
     "`command` or `python` target)",
     "chatkit": "ChatKit workflows have no assay target",
@@ -178,6 +172,14 @@ def map_provider(
                 "message (promptfoo's echo returns the whole rendered prompt)"
             ],
         )
+    from assay.interop.promptfoo._agents import map_agent
+    from assay.interop.promptfoo._gateways import map_gateway
+
+    special = map_agent(family, rest, config, base=base, out=out) or map_gateway(
+        family, rest, config
+    )
+    if special is not None:  # agent SDKs, gateways and hosted families (their own modules)
+        return special
     if family == "anthropic" or family in _PRESET_FAMILIES or family in _ENDPOINTS:
         return _model_api(family, rest, config)
     return MappedProvider(unmapped=f"assay has no target for promptfoo's `{family}` provider")
