@@ -20,6 +20,7 @@ from assay.targets.http import HttpTarget
 from assay.targets.openai import OpenAITarget
 from assay.targets.python import PythonTarget
 from assay.targets.replay import ReplayTarget
+from assay.targets.sagemaker import SageMakerTarget
 
 __all__ = [
     "BUILTIN_TARGETS",
@@ -31,6 +32,7 @@ __all__ = [
     "OpenAITarget",
     "PythonTarget",
     "ReplayTarget",
+    "SageMakerTarget",
     "Target",
     "TargetRequest",
     "TargetSpec",

@@ -21,6 +21,7 @@ from assay.targets.http import HttpTarget
 from assay.targets.openai import OpenAITarget
 from assay.targets.python import PythonTarget
 from assay.targets.replay import ReplayTarget
+from assay.targets.sagemaker import SageMakerTarget
 
 __all__ = [
     "BUILTIN_TARGETS",
@@ -38,7 +39,8 @@ TargetSpec = Annotated[
     | HttpTarget
     | ReplayTarget
     | OpenAITarget
-    | AnthropicTarget,
+    | AnthropicTarget
+    | SageMakerTarget,
     Field(discriminator="type"),
 ]
 """Any built-in target, chosen by its `type`."""
@@ -51,6 +53,7 @@ BUILTIN_TARGETS: dict[str, type[Target]] = {
     "replay": ReplayTarget,
     "openai": OpenAITarget,
     "anthropic": AnthropicTarget,
+    "sagemaker": SageMakerTarget,
 }
 """Built-in target classes by their `type` name."""
 
