@@ -158,7 +158,7 @@ def chat_reply(reply: Mapping[str, Any], body: Mapping[str, JSON]) -> dict[str, 
             texts.append(block["text"])
         use = block.get("toolUse")
         if isinstance(use, dict):
-            if forced is not None and use.get("name") == forced:
+            if forced is not None:  # the one tool the request allowed: the answer
                 texts = [json.dumps(use.get("input", {}), ensure_ascii=False)]
                 continue
             calls.append(
