@@ -14,7 +14,7 @@ from assay.targets import (
 SPEC: TypeAdapter[object] = TypeAdapter(TargetSpec)
 
 
-ALL_TYPES = ["anthropic", "command", "fake", "http", "openai", "python", "replay"]
+ALL_TYPES = ["anthropic", "command", "fake", "http", "openai", "python", "replay", "sagemaker"]
 
 
 def test_builtin_targets_are_registered_by_type() -> None:
