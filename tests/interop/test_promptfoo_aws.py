@@ -77,12 +77,28 @@ def test_i25_2_what_is_not_a_bedrock_chat_model_is_reported_on_its_line() -> Non
     assert "embeddings" in about("bedrock:embeddings:amazon.titan-embed-text-v2:0")
     assert "video generation" in about("bedrock:video:amazon.nova-reel-v1:1")
     assert "speech" in about("bedrock:amazon.nova-sonic-v1:0")
-    for agent in ("bedrock-agent:support-agent", "bedrock:agents:ABCDEFGHIJ"):
-        assert "invoke_agent" in about(agent)
     assert "not copied" in about("bedrock:amazon.nova-lite-v1:0")  # config.accessKeyId
     invoke = [w for w in said if "calls InvokeModel" in w]
     assert len(invoke) == 3  # the three `bedrock:<model>` ids; `bedrock:converse:` ones are not
     assert not any("inferenceModelType" in w for w in said)  # Converse needs no body format
+
+
+def test_i25_2_bedrock_agents_become_bedrock_agent_targets() -> None:
+    conversion = convert_promptfoo(FIXTURES / "aws.yaml", display="aws.yaml", output_dir=FIXTURES)
+    targets = conversion.suite["targets"]
+    assert targets["bedrock-agent-support-agent"] == {
+        "type": "bedrock-agent",
+        "agent_id": "ABCDEFGHIJ",  # config.agentId wins over the name in the id
+        "agent_alias_id": "PROD",
+        "session_id": "shared-1",
+        "enable_trace": True,
+    }
+    assert targets["bedrock-agents-klmnopqrst"] == {
+        "type": "bedrock-agent",
+        "agent_id": "KLMNOPQRST",
+    }
+    said = [str(w) for w in conversion.warnings]
+    assert any("bedrock:agents:KLMNOPQRST" in w and "TSTALIASID" in w for w in said)
 
 
 def test_i25_2_sagemaker_providers_become_sagemaker_targets_in_their_format() -> None:

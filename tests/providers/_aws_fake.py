@@ -4,12 +4,15 @@ It runs an aiohttp server in a background thread, checks that every request carr
 `Authorization` header whose signature it recomputes with botocore from the bytes it received
 (so a path re-encoded in transit, a changed body or the wrong service or region fails), records
 what it saw, and answers from a script: one reply per request, the last one repeating. A reply
-is a JSON body (status 200) or `(status, body, headers)` for an error.
+is a JSON body (status 200), raw bytes (an event stream, see `event_stream`), or
+`(status, body, headers)` for an error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
 import threading
 from dataclasses import dataclass
@@ -20,7 +23,7 @@ from aiohttp import web
 ACCESS_KEY = "AKIDASSAYTEST"
 SECRET_KEY = "assay-test-secret"
 
-Reply = dict[str, Any] | tuple[int, dict[str, Any], dict[str, str]]
+Reply = dict[str, Any] | list[Any] | bytes | tuple[int, dict[str, Any], dict[str, str]]
 
 
 @dataclass
@@ -86,6 +89,8 @@ class FakeAws:
         if isinstance(reply, tuple):
             status, payload, extra = reply
             return web.json_response(payload, status=status, headers=extra)
+        if isinstance(reply, bytes):
+            return web.Response(body=reply, content_type="application/vnd.amazon.eventstream")
         return web.json_response(reply)
 
     def _check_signature(
@@ -137,3 +142,36 @@ def converse_reply(
         "usage": {"inputTokens": 11, "outputTokens": 7, "totalTokens": 18},
         "metrics": {"latencyMs": 5},
     }
+
+
+def event_stream(*messages: tuple[dict[str, str], bytes]) -> bytes:
+    """AWS event-stream bytes: each message its string headers and payload, with the prelude
+    and message CRC32s the format requires."""
+    out = b""
+    for headers, payload in messages:
+        encoded = b"".join(
+            bytes([len(name)]) + name.encode() + b"\x07" + len(value).to_bytes(2, "big")
+            + value.encode()
+            for name, value in headers.items()
+        )  # fmt: skip
+        total = 12 + len(encoded) + len(payload) + 4
+        prelude = total.to_bytes(4, "big") + len(encoded).to_bytes(4, "big")
+        prelude += binascii.crc32(prelude).to_bytes(4, "big")
+        body = prelude + encoded + payload
+        out += body + binascii.crc32(body).to_bytes(4, "big")
+    return out
+
+
+def agent_chunk(text: str, *, cited: str | None = None) -> tuple[dict[str, str], bytes]:
+    """One InvokeAgent `chunk` event (with a cited passage when given)."""
+    chunk: dict[str, Any] = {"bytes": base64.b64encode(text.encode()).decode()}
+    if cited is not None:
+        chunk["attribution"] = {
+            "citations": [{"retrievedReferences": [{"content": {"text": cited}}]}]
+        }
+    headers = {
+        ":message-type": "event",
+        ":event-type": "chunk",
+        ":content-type": "application/json",
+    }
+    return headers, json.dumps(chunk).encode()

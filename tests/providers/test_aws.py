@@ -14,8 +14,15 @@ from pydantic import BaseModel, ValidationError
 
 from assay.judge import JudgeClient, JudgeError, JudgeSpec, PromptTemplate
 from assay.providers import ProviderConfig, RetryPolicy
-from assay.targets import OpenAITarget, SageMakerTarget
-from tests.providers._aws_fake import ACCESS_KEY, SECRET_KEY, FakeAws, converse_reply
+from assay.targets import BedrockAgentTarget, OpenAITarget, SageMakerTarget
+from tests.providers._aws_fake import (
+    ACCESS_KEY,
+    SECRET_KEY,
+    FakeAws,
+    agent_chunk,
+    converse_reply,
+    event_stream,
+)
 from tests.targets._calls import ask, failure, run
 
 TEMPLATE = PromptTemplate("t", "Rate this: {{ output }}")
@@ -288,6 +295,47 @@ def test_i23_2_a_sagemaker_target_reads_its_output_path_and_maps_errors() -> Non
             type="sagemaker", endpoint="e", base_url=aws.url, format="huggingface"
         )
         assert "set `output_path`" in str(failure(target))
+
+
+def test_i23_2_a_bedrock_agent_target_reads_the_invoke_agent_event_stream() -> None:
+    stream = event_stream(
+        agent_chunk("15 x 27 is ", cited="Multiplication table, row 15"),
+        ({":message-type": "event", ":event-type": "trace"}, b'{"trace": {}}'),
+        agent_chunk("405."),
+    )
+    with FakeAws([stream]) as aws:
+        target = BedrockAgentTarget(
+            type="bedrock-agent", agent_id="ABCDEFGHIJ", agent_alias_id="PROD",
+            region="us-east-1", base_url=aws.url, session_id="s-1", memory_id="MEM",
+            enable_trace=True,
+        )  # fmt: skip
+        [output] = run(target, ask("What is 15 x 27?"))
+    assert aws.problems == []
+    [seen] = aws.seen
+    assert seen.path == "/agents/ABCDEFGHIJ/agentAliases/PROD/sessions/s-1/text"
+    assert seen.scope.endswith("/us-east-1/bedrock/aws4_request")
+    assert seen.body == {"inputText": "What is 15 x 27?", "enableTrace": True, "memoryId": "MEM"}
+    assert output.output == "15 x 27 is 405."
+    assert [p.text for p in output.context] == ["Multiplication table, row 15"]
+
+
+def test_i23_2_a_bedrock_agent_gets_a_session_per_case_and_maps_stream_exceptions() -> None:
+    throttled = event_stream(
+        (
+            {":message-type": "exception", ":exception-type": "throttlingException"},
+            b'{"message": "Your request rate is too high."}',
+        )
+    )
+    with FakeAws([event_stream(agent_chunk("hi")), throttled]) as aws:
+        target = BedrockAgentTarget(type="bedrock-agent", agent_id="AGENT", base_url=aws.url)
+        [output] = run(target, ask("hello"))
+        error = failure(target)
+    assert output.output == "hi"
+    session = aws.seen[0].path.split("/")[-2]
+    assert aws.seen[0].path == f"/agents/AGENT/agentAliases/TSTALIASID/sessions/{session}/text"
+    assert session.startswith("assay-") and session not in aws.seen[1].path  # a new session
+    assert (error.kind, error.rate_limited, error.retryable) == ("ThrottlingException", True, True)
+    assert "Your request rate is too high." in str(error)
 
 
 def test_i23_2_loading_targets_and_providers_does_not_import_botocore() -> None:

@@ -14,6 +14,7 @@ from assay.targets._registry import (
     target_types,
 )
 from assay.targets.anthropic import AnthropicTarget
+from assay.targets.bedrock_agent import BedrockAgentTarget
 from assay.targets.command import CommandTarget
 from assay.targets.fake import FakeTarget
 from assay.targets.http import HttpTarget
@@ -26,6 +27,7 @@ __all__ = [
     "BUILTIN_TARGETS",
     "TARGET_PLUGINS",
     "AnthropicTarget",
+    "BedrockAgentTarget",
     "CommandTarget",
     "FakeTarget",
     "HttpTarget",

@@ -15,6 +15,7 @@ from pydantic import Field
 from assay._plugins import PluginEntry, PluginSpec, load_plugins, problem_with_model_class
 from assay.targets._base import Target
 from assay.targets.anthropic import AnthropicTarget
+from assay.targets.bedrock_agent import BedrockAgentTarget
 from assay.targets.command import CommandTarget
 from assay.targets.fake import FakeTarget
 from assay.targets.http import HttpTarget
@@ -40,7 +41,8 @@ TargetSpec = Annotated[
     | ReplayTarget
     | OpenAITarget
     | AnthropicTarget
-    | SageMakerTarget,
+    | SageMakerTarget
+    | BedrockAgentTarget,
     Field(discriminator="type"),
 ]
 """Any built-in target, chosen by its `type`."""
@@ -54,6 +56,7 @@ BUILTIN_TARGETS: dict[str, type[Target]] = {
     "openai": OpenAITarget,
     "anthropic": AnthropicTarget,
     "sagemaker": SageMakerTarget,
+    "bedrock-agent": BedrockAgentTarget,
 }
 """Built-in target classes by their `type` name."""
 

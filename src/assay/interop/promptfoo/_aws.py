@@ -1,9 +1,11 @@
 """promptfoo's AWS providers: `bedrock:…` as `openai` targets on the `bedrock` provider (the
-Converse API), `sagemaker:…` as `sagemaker` targets (see docs/migrating-from-promptfoo.md).
+Converse API), Bedrock agents as `bedrock-agent` targets, `sagemaker:…` as `sagemaker` targets
+(see docs/migrating-from-promptfoo.md).
 
 promptfoo's Bedrock ids are `bedrock:<model>` (InvokeModel, in each model family's own body
 format), `bedrock:converse:<model>` (Converse), and kinds that are not chat models
-(`bedrock:kb:`, `bedrock:embeddings:`, `bedrock:video:`, `bedrock:agents:`, `bedrock-agent:`).
+(`bedrock:kb:`, `bedrock:embeddings:`, `bedrock:video:`); agents (`bedrock-agent:`,
+`bedrock:agents:`) become `bedrock-agent` targets (InvokeAgent).
 The model id is kept whole: inference profiles (`us.anthropic.…`) and ARNs included. Both chat
 forms call the same model with the same prompt and sampling settings in assay, through Converse;
 the InvokeModel-only settings of a family (`anthropic_version`, Titan's
@@ -28,11 +30,7 @@ _NOT_CHAT_KINDS = {
     "embeddings": "an embeddings model is not a system under test",
     "video": "video generation has no assay target",
     "image": "image generation has no assay target",
-    "agents": "Bedrock Agents (InvokeAgent, an event stream of chunks and traces) have no assay "
-    "target; call the agent from a `python` target (boto3's bedrock-agent-runtime "
-    "`invoke_agent`) and return its text",
 }
-_AGENT = _NOT_CHAT_KINDS["agents"]
 # model id patterns that are not chat models, and why
 _NOT_CHAT_MODELS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(^|\.)amazon\.nova-sonic"), "Nova Sonic is a bidirectional speech model "
@@ -59,9 +57,9 @@ _IGNORED = {"inferenceModelType"}
 
 def map_bedrock(family: str, rest: str, config: dict[str, JSON]) -> MappedProvider:
     """`bedrock:…` or `bedrock-agent:…` with its `config`, as a target or why not."""
-    if family == "bedrock-agent":
-        return MappedProvider(unmapped=_AGENT)
     kind, sep, after = rest.partition(":")
+    if family == "bedrock-agent" or (kind == "agents" and sep):
+        return _agent(rest if family == "bedrock-agent" else after, config)
     converse = kind == "converse" and bool(sep)
     if kind in _NOT_CHAT_KINDS and sep:
         return MappedProvider(unmapped=_NOT_CHAT_KINDS[kind])
@@ -216,6 +214,36 @@ def _tool_choice(value: JSON) -> JSON:
         if isinstance(name, str):
             return {"type": "function", "function": {"name": name}}
     return None
+
+
+_AGENT_KEYS = {"agentId": "agent_id", "agentAliasId": "agent_alias_id", "region": "region",
+               "sessionId": "session_id", "memoryId": "memory_id", "enableTrace": "enable_trace",
+               "endpoint": "base_url"}  # fmt: skip
+
+
+def _agent(name: str, config: dict[str, JSON]) -> MappedProvider:
+    """`bedrock-agent:<agent>` (or `bedrock:agents:<agent>`) as a `bedrock-agent` target; the
+    agent's id is `config.agentId`, else the name in the provider id."""
+    agent_id = config.get("agentId", name)
+    if not isinstance(agent_id, str) or not agent_id:
+        return MappedProvider(unmapped="the Bedrock agent provider names no agent (`agentId`)")
+    spec: dict[str, JSON] = {"type": "bedrock-agent", "agent_id": agent_id}
+    mapped = MappedProvider(spec)
+    for key, value in config.items():
+        if key in _AGENT_KEYS and isinstance(value, str | bool):
+            spec[_AGENT_KEYS[key]] = value
+        elif key in _CREDENTIALS or key == "profile":
+            mapped.dropped.append(str(_bedrock_other({}, {}, key, value)))
+        else:
+            mapped.dropped.append(
+                f"config.{key}: no matching option on the bedrock-agent target; set it by hand"
+            )
+    if "agent_alias_id" not in spec:
+        mapped.approximated.append(
+            "no `agentAliasId`: the target calls the working draft, alias TSTALIASID; set "
+            "`agent_alias_id` to the alias you deploy"
+        )
+    return mapped
 
 
 _SAGEMAKER_TYPES = {"openai", "anthropic", "llama", "huggingface", "jumpstart", "custom"}
