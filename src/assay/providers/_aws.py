@@ -178,7 +178,11 @@ class AwsClient:
             async with self._lock:
                 if self._credentials is None:
                     self._credentials = await asyncio.to_thread(_resolve_credentials, self.who)
-        return await asyncio.to_thread(self._credentials.get_frozen_credentials)
+        credentials = self._credentials
+        due = getattr(credentials, "refresh_needed", None)
+        if callable(due) and due():  # a refresh may call STS, SSO or the metadata service
+            return await asyncio.to_thread(credentials.get_frozen_credentials)
+        return credentials.get_frozen_credentials()
 
     def _open_session(self) -> aiohttp.ClientSession:
         import aiohttp
