@@ -348,9 +348,8 @@ def test_i25_7_each_dropped_item_is_one_located_warning_and_the_summary_counts_t
         "{output, tokenUsage, cost, error} out); `python` must be the interpreter assay is "
         "installed in",
         "warning: providers.yaml:32 targets[9]: left out: provider "
-        "'bedrock:anthropic.claude-3-haiku-20240307-v1:0': assay has no target for promptfoo's "
-        "`bedrock` provider; define the target yourself in the suite or assay.yaml (openai, "
-        "anthropic, http, command, python)",
+        "'bedrock:video:luma.ray-v2:0': video generation has no assay target; define the "
+        "target yourself in the suite or assay.yaml (openai, anthropic, http, command, python)",
     ]
     assert "1 item left out, 2 approximated (each listed above)" in done.stdout
 

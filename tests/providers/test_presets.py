@@ -56,9 +56,10 @@ def _no_endpoint_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_every_openai_compatible_preset_is_listed_and_documented() -> None:
-    openai_wire = {name for name, preset in PRESETS.items() if preset.wire == "openai"}
+    openai_wire = {name for name, preset in PRESETS.items() if preset.chat_completions_api}
     assert openai_wire == set(EXPECTED)
-    assert set(PRESETS) == {*EXPECTED, "anthropic", "fake"}
+    # bedrock takes Chat Completions bodies but speaks Converse (tests/providers/test_aws.py)
+    assert set(PRESETS) == {*EXPECTED, "anthropic", "fake", "bedrock"}
     with open(DOCS, encoding="utf-8") as page:
         text = page.read()
     for name in PRESETS:

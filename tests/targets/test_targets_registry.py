@@ -14,7 +14,10 @@ from assay.targets import (
 SPEC: TypeAdapter[object] = TypeAdapter(TargetSpec)
 
 
-ALL_TYPES = ["anthropic", "command", "fake", "http", "openai", "python", "replay"]
+ALL_TYPES = [
+    "anthropic", "bedrock-agent", "command", "fake", "http", "openai", "python", "replay",
+    "sagemaker",
+]  # fmt: skip
 
 
 def test_builtin_targets_are_registered_by_type() -> None:

@@ -115,7 +115,7 @@ class Moderation(JudgedGrader):
                 api_key_env=self.api_key_env,
                 who=f"moderation {self.model}",
             )
-            has_endpoint = config is not None and preset_named(config.provider).wire == "openai"
+            has_endpoint = config is not None and preset_named(config.provider).chat_completions_api
             if has_endpoint:
                 calls = required_provider(ctx, config, "moderation")
                 try:

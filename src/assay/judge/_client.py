@@ -418,6 +418,7 @@ class JudgeClient:
             timeout_s=spec.timeout_s or DEFAULT_TIMEOUT_S,
             api_version=spec.api_version,
             deployment=spec.deployment or self.model,
+            region=spec.region,
             who=f"{self.purpose} {self.model}",
             # A judge at its own endpoint (Ollama, vLLM, a proxy) usually needs no key; one
             # that does answers 401, and that message names the variable.

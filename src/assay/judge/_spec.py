@@ -38,7 +38,8 @@ class JudgeSpec(StrictModel):
     provider: Annotated[str, Field(json_schema_extra=_provider_names)] | None = None
     """Which service, as for targets: `openai` (the default), `azure`, `openrouter`, `groq`,
     `together`, `fireworks`, `deepseek`, `mistral`, `gemini`, `huggingface`, `truefoundry`,
-    `ollama`, `vllm`, `sglang`, `lmstudio`, `anthropic`, or `fake` (scripted offline verdicts
+    `ollama`, `vllm`, `sglang`, `lmstudio`, `bedrock` (Amazon Bedrock), `anthropic`, or `fake`
+    (scripted offline verdicts
     from each test's `metadata.fake_judge`), or one an installed package adds
     (docs/plugins.md). It fills `base_url` and `api_key_env` (docs/providers.md)."""
     model: Annotated[str, Field(min_length=1)] | None = None
@@ -52,6 +53,9 @@ class JudgeSpec(StrictModel):
     """Azure only: the `api-version` query parameter, e.g. `2024-10-21`."""
     deployment: str | None = None
     """Azure only: the deployment name; default: `model`."""
+    region: str | None = None
+    """Amazon Bedrock only: the AWS region; default: `AWS_REGION`, `AWS_DEFAULT_REGION`, the
+    AWS profile's, else `us-east-1`."""
     temperature: Annotated[float, Field(ge=0.0, le=2.0)] | None = None
     """Sampling temperature (default 0: judges should be as repeatable as the model allows)."""
     max_tokens: Annotated[int, Field(ge=1)] | None = None

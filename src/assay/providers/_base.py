@@ -41,6 +41,8 @@ class ProviderConfig:
         timeout_s: Timeout of each request; None for the SDKs' default (10 minutes).
         api_version: Azure's `api-version` query parameter.
         deployment: Azure's deployment name.
+        region: The AWS region of an AWS provider (`bedrock`); None for `AWS_REGION`,
+            `AWS_DEFAULT_REGION`, the profile's, else `us-east-1`.
         who: How messages name the caller (`openai target`, `judge gpt-4.1-mini`).
         key_optional: Send a placeholder when the key's variable is unset instead of failing
             (a judge at its own endpoint usually needs no key; one that does answers 401).
@@ -53,6 +55,7 @@ class ProviderConfig:
     timeout_s: float | None = None
     api_version: str | None = None
     deployment: str | None = None
+    region: str | None = None
     who: str = "model"
     key_optional: bool = False
     purpose: Purpose = "target"
@@ -82,7 +85,17 @@ class ProviderConfig:
             if not self.deployment:
                 raise UsageError(f"{self.who}: the azure provider needs a `deployment`")
             return f"{url.rstrip('/')}/openai/deployments/{self.deployment}"
+        if preset.api == "bedrock-converse" and not url:
+            from assay.providers._bedrock import bedrock_endpoint
+
+            return bedrock_endpoint(self.aws_region())
         return url or ""
+
+    def aws_region(self) -> str:
+        """The AWS region requests are signed for (see `region`)."""
+        from assay.providers._aws import aws_region
+
+        return aws_region(self.region)
 
     def api_key(self) -> str:
         """The API key from `api_key_env` (a placeholder when none is needed).

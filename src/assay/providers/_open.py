@@ -17,8 +17,8 @@ def open_provider(config: ProviderConfig, wire: Literal["openai", "anthropic"]) 
     (the OpenAI-compatible provider opens its session on its first call).
 
     Raises:
-        UsageError: The key's variable is unset, the `anthropic` SDK is missing, or Azure lacks
-            its endpoint, deployment or `api_version`.
+        UsageError: The key's variable is unset, the `anthropic` SDK (or for `bedrock`,
+            `botocore`) is missing, or Azure lacks its endpoint, deployment or `api_version`.
     """
     preset = config.preset
     if preset.wire == "fake":
@@ -27,6 +27,10 @@ def open_provider(config: ProviderConfig, wire: Literal["openai", "anthropic"]) 
         return FakeProvider(config, wire)
     if preset.wire != wire:
         raise ValueError(f"provider '{config.provider}' speaks {preset.wire}, not {wire}")
+    if preset.api == "bedrock-converse":
+        from assay.providers._bedrock import BedrockProvider
+
+        return BedrockProvider(config, config.endpoint())
     if wire == "anthropic":
         from assay.providers._anthropic import AnthropicProvider
 
@@ -41,8 +45,13 @@ def check_provider(config: ProviderConfig) -> None:
     API key is `ProviderConfig.missing_key`'s concern): `validate` and `run` refuse alike.
 
     Raises:
-        UsageError: The provider speaks Anthropic's wire and the `anthropic` SDK is missing.
+        UsageError: The provider speaks Anthropic's wire and the `anthropic` SDK is missing, or
+            it is an AWS provider and `botocore` is missing.
     """
+    if config.preset.api == "bedrock-converse":
+        from assay.providers._aws import require_botocore
+
+        require_botocore(config.who)
     if config.preset.wire == "anthropic":
         from assay.providers._anthropic import anthropic_sdk
 

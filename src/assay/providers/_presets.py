@@ -49,6 +49,16 @@ class Preset:
     """A variable that overrides the default endpoint, as the vendor's own SDK reads it."""
     title: str = ""
     """How the docs name the service."""
+    api: str | None = None
+    """The service's own API when it is not the wire itself: `bedrock-converse` (callers
+    build Chat Completions bodies; the provider translates them to Bedrock's Converse API and
+    signs them for AWS). Such a provider has no `/embeddings` or `/moderations` endpoint."""
+
+    @property
+    def chat_completions_api(self) -> bool:
+        """Whether the endpoint is a real Chat Completions API, with `/embeddings` and
+        `/moderations` beside it."""
+        return self.wire == "openai" and self.api is None
 
 
 PRESETS: dict[str, Preset] = {
@@ -80,6 +90,8 @@ PRESETS: dict[str, Preset] = {
         Preset("vllm", "openai", "http://127.0.0.1:8000/v1", None, title="vLLM"),
         Preset("sglang", "openai", "http://127.0.0.1:30000/v1", None, title="SGLang"),
         Preset("lmstudio", "openai", "http://127.0.0.1:1234/v1", None, title="LM Studio"),
+        Preset("bedrock", "openai", None, None, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+               "Amazon Bedrock (Converse API)", api="bedrock-converse"),
         Preset("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
                "ANTHROPIC_BASE_URL", "Anthropic"),
         Preset("fake", "fake", None, None, title="fake (scripted, offline)"),
@@ -103,7 +115,9 @@ def _plugin_preset(entry: PluginEntry, obj: object) -> str | None:
         return f"its Preset is named '{obj.name}'; name it '{entry.name}', as its entry point"
     if obj.wire not in ("openai", "anthropic"):
         return f"its Preset speaks '{obj.wire}'; a provider plugin speaks 'openai' or 'anthropic'"
-    if obj.base_url is None and obj.base_url_env is None:
+    if obj.api not in (None, "bedrock-converse"):
+        return f"its Preset has api '{obj.api}'; a provider plugin has none or 'bedrock-converse'"
+    if obj.base_url is None and obj.base_url_env is None and obj.api is None:
         return "its Preset has neither base_url nor base_url_env: no endpoint to call"
     return None
 

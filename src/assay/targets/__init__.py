@@ -14,23 +14,27 @@ from assay.targets._registry import (
     target_types,
 )
 from assay.targets.anthropic import AnthropicTarget
+from assay.targets.bedrock_agent import BedrockAgentTarget
 from assay.targets.command import CommandTarget
 from assay.targets.fake import FakeTarget
 from assay.targets.http import HttpTarget
 from assay.targets.openai import OpenAITarget
 from assay.targets.python import PythonTarget
 from assay.targets.replay import ReplayTarget
+from assay.targets.sagemaker import SageMakerTarget
 
 __all__ = [
     "BUILTIN_TARGETS",
     "TARGET_PLUGINS",
     "AnthropicTarget",
+    "BedrockAgentTarget",
     "CommandTarget",
     "FakeTarget",
     "HttpTarget",
     "OpenAITarget",
     "PythonTarget",
     "ReplayTarget",
+    "SageMakerTarget",
     "Target",
     "TargetRequest",
     "TargetSpec",

@@ -15,12 +15,14 @@ from pydantic import Field
 from assay._plugins import PluginEntry, PluginSpec, load_plugins, problem_with_model_class
 from assay.targets._base import Target
 from assay.targets.anthropic import AnthropicTarget
+from assay.targets.bedrock_agent import BedrockAgentTarget
 from assay.targets.command import CommandTarget
 from assay.targets.fake import FakeTarget
 from assay.targets.http import HttpTarget
 from assay.targets.openai import OpenAITarget
 from assay.targets.python import PythonTarget
 from assay.targets.replay import ReplayTarget
+from assay.targets.sagemaker import SageMakerTarget
 
 __all__ = [
     "BUILTIN_TARGETS",
@@ -38,7 +40,9 @@ TargetSpec = Annotated[
     | HttpTarget
     | ReplayTarget
     | OpenAITarget
-    | AnthropicTarget,
+    | AnthropicTarget
+    | SageMakerTarget
+    | BedrockAgentTarget,
     Field(discriminator="type"),
 ]
 """Any built-in target, chosen by its `type`."""
@@ -51,6 +55,8 @@ BUILTIN_TARGETS: dict[str, type[Target]] = {
     "replay": ReplayTarget,
     "openai": OpenAITarget,
     "anthropic": AnthropicTarget,
+    "sagemaker": SageMakerTarget,
+    "bedrock-agent": BedrockAgentTarget,
 }
 """Built-in target classes by their `type` name."""
 

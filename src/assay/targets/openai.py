@@ -14,7 +14,14 @@ from typing import Annotated, ClassVar, Literal, Self
 from pydantic import Field, model_validator
 from pydantic.config import JsonDict
 
-from assay.providers import ModelTurn, ProviderConfig, Wire, openai_wire, preset_names
+from assay.providers import (
+    ModelTurn,
+    ProviderConfig,
+    Wire,
+    openai_wire,
+    preset_named,
+    preset_names,
+)
 from assay.results import JSON
 from assay.targets._base import TargetRequest
 from assay.targets._chat import ChatModelTarget
@@ -42,7 +49,8 @@ class OpenAITarget(ChatModelTarget):
     provider: Annotated[str, Field(json_schema_extra=_provider_names)] = "openai"
     """Which OpenAI-compatible service: `openai`, `azure`, `openrouter`, `groq`, `together`,
     `fireworks`, `deepseek`, `mistral`, `gemini`, `huggingface`, `truefoundry`, `ollama`,
-    `vllm`, `sglang`, `lmstudio`, or
+    `vllm`, `sglang`, `lmstudio`, `bedrock` (Amazon Bedrock's Converse API, signed with your
+    AWS credentials), or
     `fake` (scripted offline replies), or one an installed package adds (docs/plugins.md).
     It fills `base_url` and `api_key_env` unless they are set (docs/providers.md)."""
     api_key_env: str | None = "OPENAI_API_KEY"
@@ -53,6 +61,9 @@ class OpenAITarget(ChatModelTarget):
     """Azure only: the `api-version` query parameter, e.g. `2024-10-21`."""
     deployment: str | None = None
     """Azure only: the deployment name; default: `model`."""
+    region: str | None = None
+    """Amazon Bedrock only: the AWS region, e.g. `us-west-2`; default: `AWS_REGION`,
+    `AWS_DEFAULT_REGION`, the AWS profile's, else `us-east-1`."""
     seed: int | None = None
     """Sampling seed, for providers that support reproducible sampling."""
     max_tokens: Annotated[int, Field(ge=1)] | None = None
@@ -71,11 +82,16 @@ class OpenAITarget(ChatModelTarget):
             )
         if self.provider != "azure" and (self.api_version or self.deployment):
             raise ValueError("`api_version` and `deployment` apply to `provider: azure` only")
+        if self.region is not None and preset_named(self.provider).api != "bedrock-converse":
+            raise ValueError("`region` applies to `provider: bedrock` only")
         return self
 
     def provider_config(self) -> ProviderConfig:
-        """Where and how to reach the model (Azure: the deployment, default the model name)."""
+        """Where and how to reach the model (Azure: the deployment, default the model name;
+        Bedrock: the region)."""
         config = super().provider_config()
+        if self.region is not None:
+            return dataclasses.replace(config, region=self.region)
         if self.provider != "azure":
             return config
         return dataclasses.replace(

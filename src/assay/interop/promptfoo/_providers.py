@@ -182,6 +182,12 @@ def map_provider(
         return special
     if family == "anthropic" or family in _PRESET_FAMILIES or family in _ENDPOINTS:
         return _model_api(family, rest, config)
+    if family in ("bedrock", "bedrock-agent", "sagemaker"):
+        from assay.interop.promptfoo import _aws
+
+        if family == "sagemaker":
+            return _aws.map_sagemaker(rest, config, _json_path)
+        return _aws.map_bedrock(family, rest, config)
     return MappedProvider(unmapped=f"assay has no target for promptfoo's `{family}` provider")
 
 
@@ -462,6 +468,7 @@ def judge_spec(provider: JSON) -> tuple[dict[str, JSON] | None, str | None]:
         "api_key_env",
         "api_version",
         "deployment",
+        "region",
         "temperature",
         "max_tokens",
     ):
