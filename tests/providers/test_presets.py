@@ -55,8 +55,8 @@ def _no_endpoint_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_every_openai_compatible_preset_is_listed_and_documented() -> None:
     openai_wire = {name for name, preset in PRESETS.items() if preset.wire == "openai"}
-    assert openai_wire == set(EXPECTED)
-    assert set(PRESETS) == {*EXPECTED, "anthropic", "fake"}
+    assert openai_wire == {*EXPECTED, "vertex"}  # vertex: tests/providers/test_vertex.py
+    assert set(PRESETS) == {*EXPECTED, "vertex", "anthropic", "vertex-anthropic", "fake"}
     with open(DOCS, encoding="utf-8") as page:
         text = page.read()
     for name in PRESETS:
