@@ -50,6 +50,9 @@ KEYS = [
     "XAI_API_KEY",
     "CEREBRAS_API_KEY",
     "HF_API_TOKEN",
+    # Vertex AI: the access token is its key; the project names the endpoint, as in promptfoo
+    "VERTEX_ACCESS_TOKEN",
+    "VERTEX_PROJECT_ID",
 ]
 
 

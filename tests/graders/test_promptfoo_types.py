@@ -190,7 +190,7 @@ GEMINI = {
 }
 
 
-def test_i25_2_a_gemini_function_declarations_list_is_n_function_tools() -> None:
+def test_i25_3_a_gemini_function_declarations_list_is_n_function_tools() -> None:
     spec = {"type": "valid-tool-calls", "tools": [GEMINI, {"googleSearch": {}}]}
     made = calls(("get_weather", {"city": "Oslo"}), ("search_places", {"q": 1}))
     assert grade(spec, "", target_output=made).score == 1.0
@@ -203,7 +203,7 @@ def test_i25_2_a_gemini_function_declarations_list_is_n_function_tools() -> None
     assert "has no `name`" in error_of(nameless)
 
 
-def test_i25_2_an_mcp_tool_is_provider_side_with_no_local_schema() -> None:
+def test_i25_3_an_mcp_tool_is_provider_side_with_no_local_schema() -> None:
     server = {"type": "mcp", "server_label": "wiki", "server_url": "https://mcp.example"}
     listed = {**server, "allowed_tools": ["ask_question"]}
     spec = {"type": "valid-tool-calls", "tools": [WEATHER, listed]}

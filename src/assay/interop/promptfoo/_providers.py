@@ -178,6 +178,10 @@ def map_provider(
                 "message (promptfoo's echo returns the whole rendered prompt)"
             ],
         )
+    if family == "vertex":
+        from assay.interop.promptfoo._google import map_vertex
+
+        return map_vertex(rest, config)
     if family == "anthropic" or family in _PRESET_FAMILIES or family in _ENDPOINTS:
         return _model_api(family, rest, config)
     return MappedProvider(unmapped=f"assay has no target for promptfoo's `{family}` provider")
@@ -203,6 +207,13 @@ def _model_api(family: str, rest: str, config: dict[str, JSON]) -> MappedProvide
     spec["model"] = model
     if spec.get("provider") == "azure":
         return _azure(spec, model, config)
+    if spec.get("provider") == "gemini":
+        from assay.interop.promptfoo._google import gemini_config
+
+        config, dropped = gemini_config(config)
+        mapped = _chat(spec, config)
+        mapped.dropped += dropped
+        return mapped
     return _chat(spec, config)
 
 
