@@ -128,6 +128,7 @@ def convert_promptfoo(
     }
     if isinstance(data.get("description"), str):
         suite["description"] = data["description"]
+    reader.default_provider = _provider_context(data.get("providers", data.get("targets")))
     prompts = reader.prompts(data.get("prompts"))
     reader.declared_tools(data.get("providers", data.get("targets")))
     _targets(reader, data, suite)
@@ -150,6 +151,17 @@ def convert_promptfoo(
     left_out = sum(1 for kind, _ in reader.notes.values() if kind == "left out")
     files = wrapper_files() if reader.scripts else {}
     return Conversion(suite, warnings, left_out, len(warnings) - left_out, files)
+
+
+def _provider_context(providers: JSON) -> dict[str, JSON]:
+    """The first provider as promptfoo shows it to prompt functions: `{id, label}`."""
+    first = providers[0] if isinstance(providers, list) and providers else providers
+    if isinstance(first, str):
+        return {"id": first}
+    if isinstance(first, dict) and isinstance(first.get("id"), str):
+        label = first.get("label")
+        return {"id": first["id"], **({"label": label} if isinstance(label, str) else {})}
+    return {}
 
 
 def _targets(reader: Reader, data: dict[str, JSON], suite: dict[str, JSON]) -> None:
@@ -274,8 +286,9 @@ def _top_level_notes(reader: Reader, data: dict[str, JSON]) -> None:
 def _refuse_empty(reader: Reader, suite: dict[str, JSON]) -> None:
     """No empty suite, and none that checks nothing promptfoo checks."""
     source = reader.source
-    if reader.errors:
-        raise ConfigError(reader.errors)
+    reasons = [w for kind, w in reader.notes.values() if kind == "left out"]
+    if reader.errors:  # the items left out say why (e.g. why no prompt could be converted)
+        raise ConfigError([*reader.errors, *reasons])
     if reader.asserts_seen and not reader.asserts_mapped:
         kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(reader.unmapped_kinds.items()))
         raise ConfigError(
@@ -289,7 +302,6 @@ def _refuse_empty(reader: Reader, suite: dict[str, JSON]) -> None:
             ]
         )
     if not suite["tests"]:
-        reasons = [w for kind, w in reader.notes.values() if kind == "left out"]
         message = (
             "no case could be converted, so there is no suite to write; the items below say "
             "what was left out and what to do"

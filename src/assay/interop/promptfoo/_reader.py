@@ -158,6 +158,8 @@ class Reader:
         """The default provider's declared tools, for is-valid-openai-tools-call."""
         self.scripts: list[str] = []
         """Script assertions and transforms mapped: the suite needs the wrappers beside it."""
+        self.default_provider: dict[str, JSON] = {}
+        """The first provider's `{id, label}`: what prompt functions see as `provider`."""
 
     # -- reporting -------------------------------------------------------------------------
 
@@ -244,7 +246,16 @@ class Reader:
 
     def _prompt(self, text: str, label: str, path: LocPath, labelled: bool) -> list[Prompt]:
         stripped = text.strip()
-        if stripped.startswith(("exec:", "langfuse://", "portkey://", "helicone://")):
+        if stripped.startswith("exec:"):
+            self.approx(
+                path,
+                f"executable prompt `{stripped[:60]}` is run once per case, now, with "
+                "promptfoo's context (vars, and the first provider), and what it prints written "
+                "into the case (promptfoo runs it on every eval, per provider); import again "
+                "to refresh it",
+            )
+            return [Prompt(label, "", stripped)]
+        if stripped.startswith(("langfuse://", "portkey://", "helicone://")):
             self.note(
                 path,
                 f"prompt '{stripped[:60]}' is produced by a program or service at run time; "
@@ -254,21 +265,25 @@ class Reader:
         if not text.startswith("file://"):
             return [Prompt(label, text)]
         ref = text.removeprefix("file://")
-        if _CODE_REF.search(ref) and ".py" in ref:
+        code = _CODE_REF.search(ref)
+        if code and code.group(1) != "ts":
+            runs = "" if code.group(1) == "py" else " (by Node.js)"
             self.approx(
                 path,
-                f"prompt function '{ref}' is called once per case, now, and what it returns "
-                "written into the case (promptfoo calls it on every eval, with the provider); "
-                "import again to refresh it",
+                f"prompt function '{ref}' is called{runs} once per case, now, with promptfoo's "
+                "context (vars, and the first provider), and what it returns written into the "
+                "case (promptfoo calls it on every eval, per provider); import again to "
+                "refresh it",
             )
-            name = label if labelled else slug(ref.replace(".py", "").replace(":", "-"), label)
+            stem = ref[: code.start()] + (code.group(2) or "").replace(":", "-")
+            name = label if labelled else slug(stem, label)
             return [Prompt(name, "", ref)]
-        if _CODE_REF.search(ref):
+        if code:
             self.note(
                 path,
-                f"prompt function '{ref}': a JavaScript function runs in promptfoo's Node.js "
-                "process; render the prompt it builds to a text (or JSON chat) file and give "
-                "its file:// path",
+                f"prompt function '{ref}': a TypeScript function needs promptfoo's TypeScript "
+                "loader; compile it to JavaScript (it then converts), or render the prompt it "
+                "builds to a text (or JSON chat) file and give its file:// path",
             )
             return []
         out: list[Prompt] = []

@@ -1,0 +1,43 @@
+"""promptfoo configs read as promptfoo reads them (issue 25 items 2-4): prompts built by
+programs (executable prompts, JavaScript and Python prompt functions, each seeing promptfoo's
+context), and a config none of whose prompts converts saying why."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from assay.errors import ConfigError
+from assay.interop.promptfoo import convert_promptfoo
+
+FIXTURES = Path(__file__).parent / "fixtures" / "promptfoo" / "i25"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_i25_4_prompt_programs_run_per_case_with_promptfoos_context() -> None:
+    conversion = convert_promptfoo(FIXTURES / "programs" / "programs.yaml", display="p.yaml")
+    inputs = {c["id"]: c["input"] for c in conversion.suite["tests"]}  # type: ignore[index,union-attr]
+    assert inputs == {
+        "test-1-shell": "Greet Ada for openai:gpt-4.1-mini",
+        "test-1-prompt-chat": [
+            {"role": "system", "content": "You serve mini."},
+            {"role": "user", "content": "Hi, I am Ada."},
+        ],
+        "test-1-prompt-fn-build": "Hello Ada from openai:gpt-4.1-mini",
+    }
+    text = "\n".join(str(w) for w in conversion.warnings)
+    assert "p.yaml:3 prompts[0]: approximated: executable prompt `exec:./make_prompt.sh`" in text
+    assert "prompt function 'prompt.js:chat' is called (by Node.js) once per case" in text
+
+
+def test_i25_4_a_config_without_a_convertible_prompt_says_why(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        convert_promptfoo(FIXTURES / "programs" / "no_prompt.yaml", display="n.yaml")
+    issues = [str(i) for i in caught.value.issues]
+    assert issues[0] == "n.yaml:2 prompts: no prompt could be converted (see the warnings)"
+    assert issues[1].startswith("n.yaml:2 prompts[0]: left out: prompt 'langfuse://greeting")
+    assert issues[2].startswith(
+        "n.yaml:3 prompts[1]: left out: prompt function 'builder.ts': a TypeScript function"
+    )
