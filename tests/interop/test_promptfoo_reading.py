@@ -36,7 +36,7 @@ def test_i25_4_a_config_without_a_convertible_prompt_says_why(tmp_path: Path) ->
     with pytest.raises(ConfigError) as caught:
         convert_promptfoo(FIXTURES / "programs" / "no_prompt.yaml", display="n.yaml")
     issues = [str(i) for i in caught.value.issues]
-    assert issues[0] == "n.yaml:2 prompts: no prompt could be converted (see the warnings)"
+    assert issues[0] == "n.yaml:1 prompts: no prompt could be converted (see the warnings)"
     assert issues[1].startswith("n.yaml:2 prompts[0]: left out: prompt 'langfuse://greeting")
     assert issues[2].startswith(
         "n.yaml:3 prompts[1]: left out: prompt function 'builder.ts': a TypeScript function"
