@@ -41,3 +41,32 @@ def test_i25_4_a_config_without_a_convertible_prompt_says_why(tmp_path: Path) ->
     assert issues[2].startswith(
         "n.yaml:3 prompts[1]: left out: prompt function 'builder.ts': a TypeScript function"
     )
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_i25_3_inline_code_with_template_literals_is_kept_beside_the_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.config import parse_suite
+    from assay.testing import FakeOpenAIServer
+    from tests.interop.test_promptfoo_convert import run
+
+    conversion = convert_promptfoo(
+        FIXTURES / "programs" / "template_literal.yaml", display="t.yaml", output_dir=tmp_path
+    )
+    assert not [w for w in conversion.warnings if "${" in str(w)]  # nothing reads them as env
+    code = {k: v for k, v in conversion.files.items() if "/code/" in k}
+    assert sorted(v.strip()[-18:] for v in code.values()) == [
+        "'${NOT_AN_ENV_VAR}' not in output"[-18:],
+        "word}: ${seen}` };",
+    ]
+    for relative, text in conversion.files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text, encoding="utf-8")
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    monkeypatch.delenv("NOT_AN_ENV_VAR", raising=False)
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        results = run(parse_suite(conversion.suite, base_dir=tmp_path))
+    [result] = results.values()
+    assert (result.verdict, result.output) == ("pass", "Say hello")

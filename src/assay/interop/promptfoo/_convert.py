@@ -121,7 +121,6 @@ def convert_promptfoo(
     name = display or str(path)
     text, data, reader = _read(path, name)
     reader.out = output_dir
-    _literal_dollars(reader, text, name)
     suite: dict[str, JSON] = {
         "name": slug(str(data.get("description") or ""), "")
         or slug(path.name.split(".")[0], "promptfoo")
@@ -146,10 +145,11 @@ def convert_promptfoo(
     suite["tests"] = build_cases(reader, tests if given else None, prompts, defaults)
     suite = _judge(reader, suite, defaults.test)
     _top_level_notes(reader, data)
+    _literal_dollars(reader, text, name)
     _refuse_empty(reader, suite)
     warnings = [issue for _, issue in reader.notes.values()]
     left_out = sum(1 for kind, _ in reader.notes.values() if kind == "left out")
-    files = wrapper_files() if reader.scripts else {}
+    files = {**wrapper_files(), **reader.code_files} if reader.scripts else {}
     return Conversion(suite, warnings, left_out, len(warnings) - left_out, files)
 
 
@@ -310,10 +310,14 @@ def _refuse_empty(reader: Reader, suite: dict[str, JSON]) -> None:
 
 
 def _literal_dollars(reader: Reader, text: str, name: str) -> None:
-    """promptfoo keeps `${X}` as written; an assay suite reads it as an environment variable."""
+    """promptfoo keeps `${X}` as written; an assay suite reads it as an environment variable
+    (except in inline code the suite keeps in a file beside it, `Reader.code_files`)."""
     for number, line in enumerate(text.splitlines(), start=1):
         found = _DOLLAR.findall(line)
-        if found and not line.lstrip().startswith("#"):
+        moved = any(
+            line.strip() in code or code.strip() in line for code in reader.code_files.values()
+        )
+        if found and not moved and not line.lstrip().startswith("#"):
             message = (
                 f"approximated: {', '.join(dict.fromkeys(found))} is text to promptfoo, but an "
                 "assay suite reads `${NAME}` as an environment variable when it loads (an "

@@ -158,6 +158,8 @@ class Reader:
         """The default provider's declared tools, for is-valid-openai-tools-call."""
         self.scripts: list[str] = []
         """Script assertions and transforms mapped: the suite needs the wrappers beside it."""
+        self.code_files: dict[str, str] = {}
+        """Inline assertion code written beside the suite, for the wrappers to read."""
         self.default_provider: dict[str, JSON] = {}
         """The first provider's `{id, label}`: what prompt functions see as `provider`."""
 
@@ -487,7 +489,13 @@ class Reader:
 
     def where(self) -> Where:
         """What assertions may refer to: the config's directory, the suite's, the tools."""
-        return Where(base=self.base, out=self.out, tools=self.tools, scripts=self.scripts)
+        return Where(
+            base=self.base,
+            out=self.out,
+            tools=self.tools,
+            scripts=self.scripts,
+            code_files=self.code_files,
+        )
 
     def graders(
         self,
