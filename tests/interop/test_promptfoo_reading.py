@@ -70,3 +70,30 @@ def test_i25_3_inline_code_with_template_literals_is_kept_beside_the_suite(
         results = run(parse_suite(conversion.suite, base_dir=tmp_path))
     [result] = results.values()
     assert (result.verdict, result.output) == ("pass", "Say hello")
+
+
+def test_i25_2_an_unset_header_variable_is_sent_empty_as_promptfoo_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yaml
+
+    from assay.config import load_suite
+    from assay.testing import FakeOpenAIServer
+    from tests.interop.test_promptfoo_convert import run
+
+    monkeypatch.delenv("I25_SERVICE_KEY", raising=False)
+    conversion = convert_promptfoo(FIXTURES / "http" / "header_key.yaml", display="h.yaml")
+    target = conversion.suite["targets"]["service"]  # type: ignore[call-overload,index]
+    assert target["headers"] == {"Authorization": "Bearer ${I25_SERVICE_KEY:-}"}
+    assert any("promptfoo sends I25_SERVICE_KEY empty" in str(w) for w in conversion.warnings)
+    with FakeOpenAIServer() as server:
+        target["url"] = f"{server.base_url}/chat/completions"
+        suite = tmp_path / "h.eval.yaml"
+        suite.write_text(yaml.safe_dump(conversion.suite), encoding="utf-8")
+        results = run(load_suite(suite))  # the suite loads without the variable
+        unset = server.seen[-1].headers["authorization"]
+        monkeypatch.setenv("I25_SERVICE_KEY", "k-1")
+        run(load_suite(suite))
+        given = server.seen[-1].headers["authorization"]
+    assert [r.verdict for r in results.values()] == ["pass"]
+    assert (unset.strip(), given) == ("Bearer", "Bearer k-1")
