@@ -338,7 +338,7 @@ def _http(url: str, config: dict[str, JSON]) -> MappedProvider:
         mapped.dropped.append(f"config.method {method}: the http target sends POST, PUT or GET")
     headers = config.pop("headers", None)
     if isinstance(headers, dict):
-        spec["headers"] = {str(k): _header(str(v), mapped) for k, v in headers.items()}
+        spec["headers"] = {str(k): _header(str(v)) for k, v in headers.items()}
     _http_body(spec, mapped, config.pop("body", None))
     transform = config.pop("transformResponse", config.pop("responseParser", None))
     path = _json_path(transform) if isinstance(transform, str) else None
@@ -355,15 +355,9 @@ def _http(url: str, config: dict[str, JSON]) -> MappedProvider:
     return mapped
 
 
-def _header(value: str, mapped: MappedProvider) -> str:
+def _header(value: str) -> str:
     """A header value with `{{ env.X }}` as `${X:-}`: promptfoo renders an unset variable as
-    empty text and sends the request, so the suite loads without it too (with a note)."""
-    names = re.findall(r"\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}", value)
-    if names:
-        mapped.approximated.append(
-            f"header value `{value}`: promptfoo sends {', '.join(names)} empty when unset, and "
-            "so does the target (`${NAME:-}`); export it before `assay run`"
-        )
+    empty text and sends the request anyway, so the suite loads and sends it alike."""
     return re.sub(r"\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}", r"${\1:-}", value)
 
 
