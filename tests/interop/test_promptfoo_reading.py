@@ -96,3 +96,12 @@ def test_i25_2_an_unset_header_variable_is_sent_empty_as_promptfoo_does(
         given = server.seen[-1].headers["authorization"]
     assert [r.verdict for r in results.values()] == ["pass"]
     assert (unset.strip(), given) == ("Bearer", "Bearer k-1")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_i25_4_javascript_test_generators_are_called_once() -> None:
+    conversion = convert_promptfoo(FIXTURES / "programs" / "js_tests.yaml", display="j.yaml")
+    inputs = [c["input"] for c in conversion.suite["tests"]]  # type: ignore[index,union-attr]
+    assert inputs == ["Hi Ada", "Hi Grace", "Hi user0", "Hi user1"]
+    text = "\n".join(str(w) for w in conversion.warnings)
+    assert "j.yaml:4 tests[0]: approximated: the tests 'gen_tests.js' generates" in text

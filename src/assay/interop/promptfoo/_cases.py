@@ -23,7 +23,7 @@ from assay.interop.promptfoo._inputs import (
     render_prompt,
     resolve_var_references,
 )
-from assay.interop.promptfoo._prompt_programs import call_executable_prompt, call_js_prompt
+from assay.interop.promptfoo._prompt_programs import call_executable_prompt, call_js
 from assay.interop.promptfoo._providers import judge_spec
 from assay.interop.promptfoo._pycode import call_python
 from assay.interop.promptfoo._reader import Prompt, Reader, TestRef, slug
@@ -247,7 +247,7 @@ class _Builder:
         if ".py" in function:
             result = call_python(self.reader.base, function, [context], "prompt")
         else:
-            result = call_js_prompt(self.reader.base, function, context)
+            result = call_js(self.reader.base, function, [context])
         if isinstance(result, dict) and "prompt" in result:
             result = result["prompt"]
         return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)

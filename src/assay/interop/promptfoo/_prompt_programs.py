@@ -1,5 +1,6 @@
-"""Run a promptfoo prompt program once per case, at import time: an executable prompt
-(`exec:./make_prompt.sh`) or a JavaScript prompt function (`file://prompt.js[:name]`).
+"""Run a promptfoo program at import time: an executable prompt (`exec:./make_prompt.sh`) or a
+JavaScript prompt function (`file://prompt.js[:name]`) once per case, a JavaScript test
+generator (`tests: file://tests.js`) once.
 
 promptfoo runs an executable prompt with the prompt context as JSON in one more argument
 (`{vars, provider: {id, label}}`) and takes what it prints as the prompt; it calls a JavaScript
@@ -19,16 +20,16 @@ from pathlib import Path
 from assay.interop.promptfoo._inputs import Unsupported
 from assay.results import JSON
 
-__all__ = ["call_executable_prompt", "call_js_prompt"]
+__all__ = ["call_executable_prompt", "call_js"]
 
 _TIMEOUT_S = 60.0
 _NODE_SHIM = """
 import { pathToFileURL } from 'node:url';
-const [file, exportName, context] = [process.argv[1], process.argv[2], process.argv[3]];
+const [file, exportName, args] = [process.argv[1], process.argv[2], process.argv[3]];
 const mod = await import(pathToFileURL(file).href);
 const found = exportName ? (mod[exportName] ?? mod.default?.[exportName]) : (mod.default ?? mod);
 if (typeof found !== 'function') throw new Error(`${file} exports no function ${exportName}`);
-const result = await found(JSON.parse(context));
+const result = await found(...JSON.parse(args));
 process.stdout.write(JSON.stringify(result ?? null));
 """
 
@@ -66,8 +67,9 @@ def call_executable_prompt(base: Path, ref: str, context: dict[str, JSON]) -> st
     return done.stdout.rstrip("\n")
 
 
-def call_js_prompt(base: Path, ref: str, context: dict[str, JSON]) -> JSON:
-    """What the JavaScript prompt function `file.js[:name]` returns for `context`.
+def call_js(base: Path, ref: str, args: list[JSON]) -> JSON:
+    """What the JavaScript function `file.js[:name]` (default: the module's default export)
+    returns for `args`: a prompt function's prompt, a test generator's tests.
 
     Raises:
         Unsupported: the file is missing, Node.js is not installed, or the call fails.
@@ -78,27 +80,13 @@ def call_js_prompt(base: Path, ref: str, context: dict[str, JSON]) -> JSON:
     path = base / file
     if not path.is_file():
         raise Unsupported(f"'{file}' does not exist (looked at {path})")
-    context_json = json.dumps(context, ensure_ascii=False)
-    argv = [
-        "node",
-        "--input-type=module",
-        "-e",
-        _NODE_SHIM,
-        str(path.resolve()),
-        name,
-        context_json,
-    ]
-    try:
-        done = subprocess.run(
-            argv, cwd=base, capture_output=True, text=True, timeout=_TIMEOUT_S, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise Unsupported(f"'{ref}' did not return within {_TIMEOUT_S:.0f} s") from None
-    except FileNotFoundError:
-        raise Unsupported(
-            f"prompt function '{ref}' is JavaScript and `node` is not installed; install "
-            "Node.js, or render the prompt it builds to a text (or JSON chat) file"
-        ) from None
+    program = [_NODE_SHIM, str(path.resolve()), name, json.dumps(args, ensure_ascii=False)]
+    # promptfoo loads an ES module written as `.js` without `"type": "module"` too; Node.js
+    # before 22 needs this flag to tell it from CommonJS (exit 9: a Node.js without the flag)
+    flags = ["--experimental-detect-module", "--input-type=module", "-e"]
+    done = _node([*flags, *program], base, ref)
+    if done.returncode == 9:
+        done = _node(flags[1:] + program, base, ref)
     if done.returncode != 0:
         error = [ln for ln in done.stderr.splitlines() if "Error" in ln] or ["(no message)"]
         raise Unsupported(f"calling '{ref}' failed: {error[0].strip()[:200]}")
@@ -107,3 +95,23 @@ def call_js_prompt(base: Path, ref: str, context: dict[str, JSON]) -> JSON:
     except json.JSONDecodeError:
         raise Unsupported(f"'{ref}' returned something that is not JSON") from None
     return result
+
+
+def _node(options: list[str], base: Path, ref: str) -> subprocess.CompletedProcess[str]:
+    """Run `node` with `options` in `base` (for `ref`).
+
+    Raises:
+        Unsupported: Node.js is not installed, or the call runs too long.
+    """
+    argv = ["node", *options]
+    try:
+        return subprocess.run(
+            argv, cwd=base, capture_output=True, text=True, timeout=_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise Unsupported(f"'{ref}' did not return within {_TIMEOUT_S:.0f} s") from None
+    except FileNotFoundError:
+        raise Unsupported(
+            f"'{ref}' is JavaScript and `node` is not installed; install Node.js, or write "
+            "what it builds to a file"
+        ) from None
