@@ -13,6 +13,7 @@ holds a snapshot.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -88,7 +89,9 @@ def call_js(base: Path, ref: str, args: list[JSON]) -> JSON:
     if done.returncode == 9:
         done = _node(flags[1:] + program, base, ref)
     if done.returncode != 0:
-        error = [ln for ln in done.stderr.splitlines() if "Error" in ln] or ["(no message)"]
+        thrown = re.compile(r"^\s*\w*(Error|Exception)\b.*?: ")
+        lines = done.stderr.strip().splitlines()
+        error = [ln for ln in lines if thrown.match(ln)] or lines[-1:] or ["(no message)"]
         raise Unsupported(f"calling '{ref}' failed: {error[0].strip()[:200]}")
     try:
         result: JSON = json.loads(done.stdout or "null")
