@@ -93,10 +93,10 @@ def _declarations(tool: dict[str, JSON]) -> list[tuple[str, dict[str, JSON] | No
                     f"a `functionDeclarations` item is not a mapping: {truncate(item)}"
                 )
             schema = item.get("parametersJsonSchema", item.get("parameters"))
-            spec = {**item, "parameters": _json_schema(schema) if schema is not None else None}
-            if spec["parameters"] is None:
-                del spec["parameters"]
-            out.append(_function(spec, item))
+            declared = {k: v for k, v in item.items() if k != "parameters"}
+            if schema is not None:
+                declared["parameters"] = _json_schema(schema)
+            out.append(_function(declared, item))
         return out
     kind = tool.get("type")
     if kind == "mcp":
