@@ -37,8 +37,9 @@ class JudgeSpec(StrictModel):
 
     provider: Annotated[str, Field(json_schema_extra=_provider_names)] | None = None
     """Which service, as for targets: `openai` (the default), `azure`, `openrouter`, `groq`,
-    `together`, `fireworks`, `deepseek`, `mistral`, `gemini`, `ollama`, `vllm`, `sglang`,
-    `lmstudio`, `anthropic`, or `fake` (scripted offline verdicts from each test's
+    `together`, `fireworks`, `deepseek`, `mistral`, `gemini`, `vertex`, `ollama`, `vllm`,
+    `sglang`, `lmstudio`, `anthropic`, `vertex-anthropic`, or `fake` (scripted offline
+    verdicts from each test's
     `metadata.fake_judge`), or one an installed package adds (docs/plugins.md). It fills
     `base_url` and `api_key_env` (docs/providers.md)."""
     model: Annotated[str, Field(min_length=1)] | None = None
