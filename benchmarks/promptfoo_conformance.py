@@ -55,6 +55,9 @@ KEYS = [
     "HELICONE_API_KEY",
     "DATABRICKS_TOKEN",
     "REPLICATE_API_TOKEN",
+    # Vertex AI: the access token is its key; the project names the endpoint, as in promptfoo
+    "VERTEX_ACCESS_TOKEN",
+    "VERTEX_PROJECT_ID",
 ]
 
 

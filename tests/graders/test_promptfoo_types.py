@@ -175,6 +175,47 @@ def test_i25_3_valid_tool_calls_checks_the_declarations_when_the_suite_loads() -
     assert "has no `name`" in error_of({"type": "valid-tool-calls", "tools": [{"parameters": {}}]})
 
 
+GEMINI = {
+    "functionDeclarations": [
+        {
+            "name": "get_weather",
+            "parameters": {
+                "type": "OBJECT",
+                "properties": {"city": {"type": "STRING"}},
+                "required": ["city"],
+            },
+        },
+        {"name": "search_places", "parametersJsonSchema": {"type": "object"}},
+    ]
+}
+
+
+def test_i25_3_a_gemini_function_declarations_list_is_n_function_tools() -> None:
+    spec = {"type": "valid-tool-calls", "tools": [GEMINI, {"googleSearch": {}}]}
+    made = calls(("get_weather", {"city": "Oslo"}), ("search_places", {"q": 1}))
+    assert grade(spec, "", target_output=made).score == 1.0
+    bad = grade(spec, "", target_output=calls(("get_weather", {"city": 7}), ("book", {})))
+    assert bad.misses == [
+        "'get_weather' arguments: $.city: 7 is not of type 'string'",
+        "'book' is not a declared tool (get_weather, search_places)",
+    ]
+    nameless = {"type": "valid-tool-calls", "tools": [{"functionDeclarations": [{"x": 1}]}]}
+    assert "has no `name`" in error_of(nameless)
+
+
+def test_i25_3_an_mcp_tool_is_provider_side_with_no_local_schema() -> None:
+    server = {"type": "mcp", "server_label": "wiki", "server_url": "https://mcp.example"}
+    listed = {**server, "allowed_tools": ["ask_question"]}
+    spec = {"type": "valid-tool-calls", "tools": [WEATHER, listed]}
+    ok = grade(spec, "", target_output=calls(("ask_question", {"anything": [1, 2]})))
+    assert ok.score == 1.0
+    bad = grade(spec, "", target_output=calls(("read_wiki", {})))
+    assert bad.misses == ["'read_wiki' is not a declared tool (get_weather, ask_question)"]
+    open_server = {"type": "valid-tool-calls", "tools": [server, {"type": "web_search"}]}
+    assert grade(open_server, "", target_output=calls(("read_wiki", {}))).score == 1.0
+    assert grade(open_server, "no call").score == 0.0
+
+
 # --- transform -----------------------------------------------------------------------------------
 
 PICK = "import json, sys; c = json.load(sys.stdin); print(json.dumps({'output': %s}))"

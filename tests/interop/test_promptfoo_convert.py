@@ -155,7 +155,7 @@ def test_i25_2_provider_families_become_targets_on_presets_and_endpoints() -> No
         "type": "http",
         "url": "https://api.example.com/v1/answer",
         "method": "POST",
-        "headers": {"Authorization": "Bearer ${SERVICE_TOKEN}"},
+        "headers": {"Authorization": "Bearer ${SERVICE_TOKEN:-}"},
         "body": {"question": "{{prompt}}", "user": "{{ metadata.vars.name }}"},
         "output_path": "$.data.answer",
     }

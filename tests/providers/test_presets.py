@@ -57,9 +57,9 @@ def _no_endpoint_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_every_openai_compatible_preset_is_listed_and_documented() -> None:
     openai_wire = {name for name, preset in PRESETS.items() if preset.chat_completions_api}
-    assert openai_wire == set(EXPECTED)
+    assert openai_wire == {*EXPECTED, "vertex"}  # vertex: tests/providers/test_vertex.py
     # bedrock takes Chat Completions bodies but speaks Converse (tests/providers/test_aws.py)
-    assert set(PRESETS) == {*EXPECTED, "anthropic", "fake", "bedrock"}
+    assert set(PRESETS) == {*EXPECTED, "vertex", "anthropic", "vertex-anthropic", "fake", "bedrock"}
     with open(DOCS, encoding="utf-8") as page:
         text = page.read()
     for name in PRESETS:

@@ -37,11 +37,11 @@ class JudgeSpec(StrictModel):
 
     provider: Annotated[str, Field(json_schema_extra=_provider_names)] | None = None
     """Which service, as for targets: `openai` (the default), `azure`, `openrouter`, `groq`,
-    `together`, `fireworks`, `deepseek`, `mistral`, `gemini`, `huggingface`, `truefoundry`,
-    `ollama`, `vllm`, `sglang`, `lmstudio`, `bedrock` (Amazon Bedrock), `anthropic`, or `fake`
-    (scripted offline verdicts
-    from each test's `metadata.fake_judge`), or one an installed package adds
-    (docs/plugins.md). It fills `base_url` and `api_key_env` (docs/providers.md)."""
+    `together`, `fireworks`, `deepseek`, `mistral`, `gemini`, `vertex`, `huggingface`,
+    `truefoundry`, `ollama`, `vllm`, `sglang`, `lmstudio`, `bedrock` (Amazon Bedrock),
+    `anthropic`, `vertex-anthropic`, or `fake` (scripted offline verdicts from each test's
+    `metadata.fake_judge`), or one an installed package adds (docs/plugins.md). It fills
+    `base_url` and `api_key_env` (docs/providers.md)."""
     model: Annotated[str, Field(min_length=1)] | None = None
     """The judge model, e.g. `gpt-4.1-mini`; without one, no judge is configured."""
     base_url: str | None = None

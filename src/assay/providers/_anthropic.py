@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import ModuleType
+from typing import Any
 
 from assay.errors import UsageError
 from assay.providers._base import Embeddings, Provider, ProviderConfig
 from assay.providers._errors import MalformedReplyError
 from assay.providers._sdk_errors import map_sdk_error
+from assay.providers._vertex import vertex_location
 from assay.results import JSON
 
 __all__ = ["AnthropicProvider", "anthropic_sdk"]
@@ -32,6 +34,25 @@ def anthropic_sdk(who: str) -> ModuleType:
     return anthropic
 
 
+def _vertex_client(
+    anthropic: ModuleType, config: ProviderConfig, base_url: str, timeout: object
+) -> Any:
+    """The SDK's Vertex client for Claude on Vertex: it moves the model from the body into the
+    `:rawPredict` path and sends the access token as a bearer token (never `x-api-key`)."""
+    from anthropic.lib.vertex import AsyncAnthropicVertex
+
+    where = vertex_location(base_url, config.who)
+    return AsyncAnthropicVertex(
+        region=where.region,
+        project_id=where.project,
+        access_token=config.api_key(),
+        base_url=where.root,
+        max_retries=0,
+        timeout=timeout,  # type: ignore[arg-type]
+        http_client=anthropic.DefaultAioHttpClient(),
+    )
+
+
 class AnthropicProvider(Provider):
     """Messages requests (`POST /v1/messages`) at one Anthropic endpoint."""
 
@@ -39,11 +60,15 @@ class AnthropicProvider(Provider):
         super().__init__(config, base_url)
         anthropic = anthropic_sdk(config.who)
         self._sdk = anthropic
+        timeout = anthropic.DEFAULT_TIMEOUT if config.timeout_s is None else config.timeout_s
+        if config.provider == "vertex-anthropic":
+            self._client = _vertex_client(anthropic, config, base_url, timeout)
+            return
         self._client = anthropic.AsyncAnthropic(
             api_key=config.api_key(),
             base_url=base_url,
             max_retries=0,
-            timeout=anthropic.DEFAULT_TIMEOUT if config.timeout_s is None else config.timeout_s,
+            timeout=timeout,
             http_client=anthropic.DefaultAioHttpClient(),
         )
 

@@ -18,6 +18,7 @@ from typing import Literal
 
 from assay.errors import UsageError
 from assay.providers._presets import Preset, preset_named
+from assay.providers._vertex import missing_vertex_project, vertex_chat_endpoint, vertex_location
 from assay.results import JSON, TokenUsage
 
 __all__ = ["NO_API_KEY", "Embeddings", "Provider", "ProviderConfig", "Purpose"]
@@ -68,12 +69,17 @@ class ProviderConfig:
     def endpoint(self) -> str:
         """The endpoint requests go to: `base_url`, else the preset's variable or default.
 
-        For Azure this is the deployment's URL, `{endpoint}/openai/deployments/{deployment}`.
+        For Azure this is the deployment's URL, `{endpoint}/openai/deployments/{deployment}`;
+        for Vertex the project's location (`vertex`: its `/endpoints/openapi`), see `_vertex`.
 
         Raises:
-            UsageError: Azure without an endpoint or deployment.
+            UsageError: Azure without an endpoint or deployment; Vertex without a project.
         """
         preset = self.preset
+        if preset.name == "vertex":
+            return vertex_chat_endpoint(self.base_url, self.who)
+        if preset.name == "vertex-anthropic":
+            return vertex_location(self.base_url, self.who).url
         env = os.environ.get(preset.base_url_env) if preset.base_url_env else None
         url = self.base_url or env or preset.base_url
         if preset.name == "azure":
@@ -111,7 +117,12 @@ class ProviderConfig:
         return os.environ.get(self.api_key_env) or NO_API_KEY
 
     def missing_key(self) -> str | None:
-        """What `api_key` would refuse, or None: `run` stops on it, `validate` warns."""
+        """What `api_key` would refuse, or None: `run` stops on it, `validate` warns. A Vertex
+        provider without a project to build its endpoint from is reported here too."""
+        if self.provider in ("vertex", "vertex-anthropic"):
+            problem = missing_vertex_project(self.base_url, self.who)
+            if problem is not None:
+                return problem
         if self.api_key_env is None or self.key_optional or os.environ.get(self.api_key_env):
             return None
         return (

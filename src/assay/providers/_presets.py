@@ -42,7 +42,8 @@ class Preset:
     name: str
     wire: Wire
     base_url: str | None
-    """Default endpoint; None when the user must give one (Azure: the resource's endpoint)."""
+    """Default endpoint; None when the user must give one (Azure: the resource's endpoint) or
+    it is built per project (Vertex: from `VERTEX_PROJECT_ID` and `VERTEX_REGION`)."""
     api_key_env: str | None
     """Default key variable; None for local servers that need no key."""
     base_url_env: str | None = None
@@ -86,6 +87,8 @@ PRESETS: dict[str, Preset] = {
                title="Hugging Face Inference Providers"),
         Preset("truefoundry", "openai", "https://llm-gateway.truefoundry.com",
                "TRUEFOUNDRY_API_KEY", title="TrueFoundry AI Gateway"),
+        Preset("vertex", "openai", None, "VERTEX_ACCESS_TOKEN",
+               title="Google Vertex AI (Gemini and Model Garden, OpenAI-compatible endpoint)"),
         Preset("ollama", "openai", "http://127.0.0.1:11434/v1", None, title="Ollama"),
         Preset("vllm", "openai", "http://127.0.0.1:8000/v1", None, title="vLLM"),
         Preset("sglang", "openai", "http://127.0.0.1:30000/v1", None, title="SGLang"),
@@ -94,6 +97,8 @@ PRESETS: dict[str, Preset] = {
                "Amazon Bedrock (Converse API)", api="bedrock-converse"),
         Preset("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
                "ANTHROPIC_BASE_URL", "Anthropic"),
+        Preset("vertex-anthropic", "anthropic", None, "VERTEX_ACCESS_TOKEN",
+               title="Claude on Google Vertex AI"),
         Preset("fake", "fake", None, None, title="fake (scripted, offline)"),
     )
 }  # fmt: skip
@@ -103,7 +108,8 @@ OPENAI_PRESETS = sorted(n for n, p in PRESETS.items() if p.wire != "anthropic")
 """The built-in names an `openai` target accepts (every OpenAI-compatible service, and `fake`);
 `preset_names` adds the installed plugins'."""
 ANTHROPIC_PRESETS = sorted(n for n, p in PRESETS.items() if p.wire != "openai")
-"""The built-in names an `anthropic` target accepts (`anthropic`, and `fake`)."""
+"""The built-in names an `anthropic` target accepts (`anthropic`, `vertex-anthropic`, and
+`fake`)."""
 
 
 def _plugin_preset(entry: PluginEntry, obj: object) -> str | None:

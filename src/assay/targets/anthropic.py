@@ -36,8 +36,9 @@ class AnthropicTarget(ChatModelTarget):
     type: Literal["anthropic"]
     """Target type discriminator."""
     provider: Annotated[str, Field(json_schema_extra=_provider_names)] = "anthropic"
-    """`anthropic`, `fake` for scripted offline replies from each test's `metadata`, or an
-    Anthropic-protocol provider an installed package adds (docs/plugins.md)."""
+    """`anthropic`, `vertex-anthropic` (Claude on Google Vertex AI), `fake` for scripted
+    offline replies from each test's `metadata`, or an Anthropic-protocol provider an
+    installed package adds (docs/plugins.md)."""
     api_key_env: str | None = "ANTHROPIC_API_KEY"
     """Environment variable holding the API key; `null` for a local server without auth."""
     max_tokens: Annotated[int, Field(ge=1)] = 1024

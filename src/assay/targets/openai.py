@@ -48,10 +48,10 @@ class OpenAITarget(ChatModelTarget):
     """Target type discriminator."""
     provider: Annotated[str, Field(json_schema_extra=_provider_names)] = "openai"
     """Which OpenAI-compatible service: `openai`, `azure`, `openrouter`, `groq`, `together`,
-    `fireworks`, `deepseek`, `mistral`, `gemini`, `huggingface`, `truefoundry`, `ollama`,
-    `vllm`, `sglang`, `lmstudio`, `bedrock` (Amazon Bedrock's Converse API, signed with your
-    AWS credentials), or
-    `fake` (scripted offline replies), or one an installed package adds (docs/plugins.md).
+    `fireworks`, `deepseek`, `mistral`, `gemini`, `vertex`, `huggingface`, `truefoundry`,
+    `ollama`, `vllm`, `sglang`, `lmstudio`, `bedrock` (Amazon Bedrock's Converse API, signed
+    with your AWS credentials), or `fake` (scripted offline replies), or one an installed
+    package adds (docs/plugins.md).
     It fills `base_url` and `api_key_env` unless they are set (docs/providers.md)."""
     api_key_env: str | None = "OPENAI_API_KEY"
     """Environment variable holding the API key (default: the provider's, e.g.

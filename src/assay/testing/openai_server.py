@@ -315,6 +315,9 @@ class FakeOpenAIServer:
         app.router.add_post("/{prefix:.*}/chat/completions", self._chat_completions)
         app.router.add_post("/{prefix:.*}/embeddings", self._embeddings)
         app.router.add_post("/{prefix:.*}/moderations", self._moderations)
+        app.router.add_post(
+            "/{prefix:.*}/publishers/anthropic/models/{model:[^/:]+}:rawPredict", self._raw_predict
+        )
         # Handlers still running at shutdown are cancelled after this long.
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
@@ -380,6 +383,11 @@ class FakeOpenAIServer:
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         return await self._handle(request, anthropic=True)
+
+    async def _raw_predict(self, request: web.Request) -> web.StreamResponse:
+        """Claude on Vertex AI: a Messages body with `anthropic_version` and without `model`,
+        which the path names instead."""
+        return await self._handle(request, anthropic=True, model=request.match_info["model"])
 
     async def _embeddings(self, request: web.Request) -> web.StreamResponse:
         """Deterministic vectors (a hashed bag of words), one per input, in the API's shape."""
@@ -452,7 +460,9 @@ class FakeOpenAIServer:
         with self._lock:
             self._seen.append(seen)
 
-    async def _handle(self, request: web.Request, *, anthropic: bool) -> web.StreamResponse:
+    async def _handle(
+        self, request: web.Request, *, anthropic: bool, model: str | None = None
+    ) -> web.StreamResponse:
         self._record(request)
         if self._api_key is not None and not _authorised(request, self._api_key):
             return _error(401, "invalid API key", anthropic=anthropic)
@@ -460,6 +470,11 @@ class FakeOpenAIServer:
             body = json.loads(await request.read())
         except ValueError:
             return _error(400, "the request body is not valid JSON", anthropic=anthropic)
+        if model is not None:  # Vertex's rawPredict: the model is in the path, not the body
+            if not isinstance(body, dict) or "model" in body or "anthropic_version" not in body:
+                message = "rawPredict takes `anthropic_version` and no `model` in the body"
+                return _error(400, message, anthropic=anthropic)
+            body = {**body, "model": model}
         problem = _validate(body, anthropic=anthropic)
         if problem is not None:
             return _error(400, problem, anthropic=anthropic)

@@ -112,6 +112,8 @@ class Where:
     out: Path | None = None
     tools: JSON = None
     scripts: list[str] = field(default_factory=list)
+    code_files: dict[str, str] = field(default_factory=dict)
+    """Inline code written beside the suite (`--code-file`): relative path → text."""
 
 
 def map_assertion(spec: JSON, variables: dict[str, JSON], where: Where | None = None) -> Mapped:
@@ -153,6 +155,7 @@ def with_transform(grader: dict[str, JSON], transform: JSON, where: Where) -> di
     if command.argv is None:
         return command.problem or "the transform is not code"
     where.scripts.append("transform")
+    where.code_files.update(command.files)
     outer: dict[str, JSON] = {"type": "transform", "command": list(command.argv)}
     if command.memory_mb is None:
         outer["memory_mb"] = None
@@ -213,6 +216,7 @@ def _other(
         if command.argv is None:
             return Mapped(unmapped=command.problem)
         where.scripts.append(base)
+        where.code_files.update(command.files)
         grader: dict[str, JSON] = {"type": "code-grader", "command": list(command.argv)}
         if command.memory_mb is None:
             grader["memory_mb"] = None

@@ -23,6 +23,7 @@ from assay.interop.promptfoo._inputs import (
     render_prompt,
     resolve_var_references,
 )
+from assay.interop.promptfoo._prompt_programs import call_executable_prompt, call_js
 from assay.interop.promptfoo._providers import judge_spec
 from assay.interop.promptfoo._pycode import call_python
 from assay.interop.promptfoo._reader import Prompt, Reader, TestRef, slug
@@ -232,15 +233,21 @@ class _Builder:
         return rendered
 
     def call(self, function: str, variables: dict[str, JSON]) -> str:
-        """A Python prompt function's prompt for these vars, as promptfoo takes it: a string,
-        `{prompt, config}` (the prompt), or anything else as its JSON.
+        """A Python or JavaScript prompt function's prompt for these vars, as promptfoo takes
+        it: a string, `{prompt, config}` (the prompt), or anything else as its JSON; an
+        executable prompt's output. All see promptfoo's context: the vars and the first
+        provider's `{id, label}`.
 
         Raises:
             Unsupported: the call fails.
         """
-        result = call_python(
-            self.reader.base, function, [{"vars": variables, "provider": {}}], "prompt"
-        )
+        context: dict[str, JSON] = {"vars": variables, "provider": self.reader.default_provider}
+        if function.startswith("exec:"):
+            return call_executable_prompt(self.reader.base, function, context)
+        if ".py" in function:
+            result = call_python(self.reader.base, function, [context], "prompt")
+        else:
+            result = call_js(self.reader.base, function, [context])
         if isinstance(result, dict) and "prompt" in result:
             result = result["prompt"]
         return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)

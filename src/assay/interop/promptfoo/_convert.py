@@ -121,13 +121,13 @@ def convert_promptfoo(
     name = display or str(path)
     text, data, reader = _read(path, name)
     reader.out = output_dir
-    _literal_dollars(reader, text, name)
     suite: dict[str, JSON] = {
         "name": slug(str(data.get("description") or ""), "")
         or slug(path.name.split(".")[0], "promptfoo")
     }
     if isinstance(data.get("description"), str):
         suite["description"] = data["description"]
+    reader.default_provider = _provider_context(data.get("providers", data.get("targets")))
     prompts = reader.prompts(data.get("prompts"))
     reader.declared_tools(data.get("providers", data.get("targets")))
     _targets(reader, data, suite)
@@ -145,11 +145,23 @@ def convert_promptfoo(
     suite["tests"] = build_cases(reader, tests if given else None, prompts, defaults)
     suite = _judge(reader, suite, defaults.test)
     _top_level_notes(reader, data)
+    _literal_dollars(reader, text, name)
     _refuse_empty(reader, suite)
     warnings = [issue for _, issue in reader.notes.values()]
     left_out = sum(1 for kind, _ in reader.notes.values() if kind == "left out")
-    files = wrapper_files() if reader.scripts else {}
+    files = {**wrapper_files(), **reader.code_files} if reader.scripts else {}
     return Conversion(suite, warnings, left_out, len(warnings) - left_out, files)
+
+
+def _provider_context(providers: JSON) -> dict[str, JSON]:
+    """The first provider as promptfoo shows it to prompt functions: `{id, label}`."""
+    first = providers[0] if isinstance(providers, list) and providers else providers
+    if isinstance(first, str):
+        return {"id": first}
+    if isinstance(first, dict) and isinstance(first.get("id"), str):
+        label = first.get("label")
+        return {"id": first["id"], **({"label": label} if isinstance(label, str) else {})}
+    return {}
 
 
 def _targets(reader: Reader, data: dict[str, JSON], suite: dict[str, JSON]) -> None:
@@ -274,8 +286,9 @@ def _top_level_notes(reader: Reader, data: dict[str, JSON]) -> None:
 def _refuse_empty(reader: Reader, suite: dict[str, JSON]) -> None:
     """No empty suite, and none that checks nothing promptfoo checks."""
     source = reader.source
-    if reader.errors:
-        raise ConfigError(reader.errors)
+    reasons = [w for kind, w in reader.notes.values() if kind == "left out"]
+    if reader.errors:  # the items left out say why (e.g. why no prompt could be converted)
+        raise ConfigError([*reader.errors, *reasons])
     if reader.asserts_seen and not reader.asserts_mapped:
         kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(reader.unmapped_kinds.items()))
         raise ConfigError(
@@ -289,7 +302,6 @@ def _refuse_empty(reader: Reader, suite: dict[str, JSON]) -> None:
             ]
         )
     if not suite["tests"]:
-        reasons = [w for kind, w in reader.notes.values() if kind == "left out"]
         message = (
             "no case could be converted, so there is no suite to write; the items below say "
             "what was left out and what to do"
@@ -298,10 +310,14 @@ def _refuse_empty(reader: Reader, suite: dict[str, JSON]) -> None:
 
 
 def _literal_dollars(reader: Reader, text: str, name: str) -> None:
-    """promptfoo keeps `${X}` as written; an assay suite reads it as an environment variable."""
+    """promptfoo keeps `${X}` as written; an assay suite reads it as an environment variable
+    (except in inline code the suite keeps in a file beside it, `Reader.code_files`)."""
     for number, line in enumerate(text.splitlines(), start=1):
         found = _DOLLAR.findall(line)
-        if found and not line.lstrip().startswith("#"):
+        moved = any(
+            line.strip() in code or code.strip() in line for code in reader.code_files.values()
+        )
+        if found and not moved and not line.lstrip().startswith("#"):
             message = (
                 f"approximated: {', '.join(dict.fromkeys(found))} is text to promptfoo, but an "
                 "assay suite reads `${NAME}` as an environment variable when it loads (an "

@@ -172,6 +172,10 @@ def map_provider(
                 "message (promptfoo's echo returns the whole rendered prompt)"
             ],
         )
+    if family == "vertex":
+        from assay.interop.promptfoo._google import map_vertex
+
+        return map_vertex(rest, config)
     from assay.interop.promptfoo._agents import map_agent
     from assay.interop.promptfoo._gateways import map_gateway
 
@@ -211,6 +215,13 @@ def _model_api(family: str, rest: str, config: dict[str, JSON]) -> MappedProvide
     spec["model"] = model
     if spec.get("provider") == "azure":
         return _azure(spec, model, config)
+    if spec.get("provider") == "gemini":
+        from assay.interop.promptfoo._google import gemini_config
+
+        config, dropped = gemini_config(config)
+        mapped = _chat(spec, config)
+        mapped.dropped += dropped
+        return mapped
     return _chat(spec, config)
 
 
@@ -335,7 +346,7 @@ def _http(url: str, config: dict[str, JSON]) -> MappedProvider:
         mapped.dropped.append(f"config.method {method}: the http target sends POST, PUT or GET")
     headers = config.pop("headers", None)
     if isinstance(headers, dict):
-        spec["headers"] = {str(k): _env_template(str(v)) for k, v in headers.items()}
+        spec["headers"] = {str(k): _header(str(v)) for k, v in headers.items()}
     _http_body(spec, mapped, config.pop("body", None))
     transform = config.pop("transformResponse", config.pop("responseParser", None))
     path = _json_path(transform) if isinstance(transform, str) else None
@@ -350,6 +361,12 @@ def _http(url: str, config: dict[str, JSON]) -> MappedProvider:
         f"config.{key}: no matching option on the http target; set it by hand" for key in config
     ]
     return mapped
+
+
+def _header(value: str) -> str:
+    """A header value with `{{ env.X }}` as `${X:-}`: promptfoo renders an unset variable as
+    empty text and sends the request anyway, so the suite loads and sends it alike."""
+    return re.sub(r"\{\{\s*env\.([A-Za-z_]\w*)\s*\}\}", r"${\1:-}", value)
 
 
 def _http_body(spec: dict[str, JSON], mapped: MappedProvider, body: JSON) -> None:

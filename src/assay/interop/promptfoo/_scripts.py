@@ -11,9 +11,11 @@ so the suite and its helpers move together, to another checkout or machine.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.results import JSON
@@ -25,6 +27,9 @@ WRAPPERS = Path(__file__).resolve().parent / "wrappers"
 WRAPPER_DIR = "promptfoo_wrappers"
 """Where the import writes them, relative to the suite."""
 _JS = (".js", ".cjs", ".mjs")
+_DOLLAR = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
+"""What a suite reads as an environment variable when it loads (a JavaScript template
+literal's `${name}` too): inline code holding it is written to a file instead."""
 _RUNTIMES = {"javascript": ("node", "assertion.cjs"), "python": ("python3", "assertion.py")}
 
 
@@ -45,6 +50,8 @@ class Command:
     memory_mb: int | None = 512
     """The code-grader's address-space limit: None for node, whose V8 reserves gigabytes of
     address space at start (its heap is capped with --max-old-space-size instead)."""
+    files: dict[str, str] = field(default_factory=dict)
+    """Files to write beside the suite for this command (inline code holding `${…}`)."""
 
 
 def _reference(value: str, base: Path, out: Path) -> tuple[str, Path] | str:
@@ -101,4 +108,11 @@ def script_command(
         argv += ["--threshold", f"{threshold:g}"]
     if config is not None:
         argv += ["--config", json.dumps(config, ensure_ascii=False, separators=(",", ":"))]
-    return Command([*argv, "--", value], memory_mb=None if runtime == "javascript" else 512)
+    memory = None if runtime == "javascript" else 512
+    if not value.startswith("file://") and _DOLLAR.search(value):
+        # `${x}` in the command would be read as an environment variable when the suite
+        # loads; the wrapper reads the code from a file beside the suite instead
+        digest = hashlib.sha256(value.encode()).hexdigest()[:12]
+        name = f"{WRAPPER_DIR}/code/{digest}.{'py' if runtime == 'python' else 'js'}"
+        return Command([*argv, "--code-file", name], memory_mb=memory, files={name: value})
+    return Command([*argv, "--", value], memory_mb=memory)
