@@ -34,7 +34,6 @@ _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
         "in the target",
     },
     "code-grader": {
-        "target": "assay gives code graders no LLM proxy; call your model from the grader itself",
         "preprocessors": "assay graders read the target's text output; convert files to text "
         "in the target",
     },
@@ -93,7 +92,7 @@ and said with a warning."""
 
 _CODE_GRADER_KEYS = frozenset(
     {"name", "type", "command", "cwd", "weight", "required", "min_score", "negate", "config"}
-    | {"target", "preprocessors", "protocol"}
+    | {"target", "preprocessors", "protocol", "judge_proxy"}
 )
 """What AgentV reads of a code-grader; it hands every other key to the grader in `config`."""
 
@@ -428,11 +427,30 @@ class GraderRewriter:
         # contract (exit-code replies, options it does not know passed on as `config`)
         spec.setdefault("cwd", ".")
         spec["protocol"] = "agentv"
+        if "target" in spec:
+            self._target_proxy(spec, (*path, "target"))
         extra = {k: spec.pop(k) for k in list(spec) if k not in _CODE_GRADER_KEYS}
         config = spec.get("config")
         if extra:
             spec["config"] = {**extra, **config} if isinstance(config, dict) else extra
         return spec
+
+    def _target_proxy(self, spec: dict[str, JSON], path: LocPath) -> None:
+        """AgentV's `target: {max_calls}` (or `true`) gives the grader's program its grader
+        model through a local proxy: assay's `judge_proxy`, serving the run's judge."""
+        target = spec.pop("target")
+        self.source.rename(path, (*path[:-1], "judge_proxy"))
+        if target is True or target == {}:
+            spec["judge_proxy"] = {}
+        elif isinstance(target, dict) and set(target) == {"max_calls"}:
+            spec["judge_proxy"] = {"max_calls": target["max_calls"]}
+        else:
+            # AgentV warns and runs the grader without a proxy
+            self.warn(
+                path,
+                "AgentV ignores a code-grader `target` that is not `true` or `{max_calls: N}`, "
+                "and so does assay",
+            )
 
     def _trajectory(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
         _snake_case(spec)

@@ -1,0 +1,113 @@
+"""Issue 24: AgentV grader features assay lacked, run from AgentV files as they are.
+
+Every test runs real grader subprocesses; the fake OpenAI server plays the judge (and the
+model behind a code grader's LLM proxy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.config import LoadedSuite, load_project, load_suite
+from assay.results import RunResult
+from assay.runner import RunOptions, execute, plan_run
+from assay.store import MemorySink
+from assay.testing import FakeOpenAIServer
+from tests.conftest import write
+
+PY = sys.executable
+
+
+def judge(body: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    del body, schema
+    return {"score": 0.9, "reasoning": "r", "hits": [], "misses": []}
+
+
+def answer(body: dict[str, Any]) -> str:
+    """The proxied model: says RELEVANT when the question mentions Paris."""
+    text = str(body["messages"][-1]["content"])
+    return "RELEVANT" if "Paris" in text else "IRRELEVANT"
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    monkeypatch.delenv("ASSAY_JUDGE_MODEL", raising=False)
+    with FakeOpenAIServer(reply=answer, judge=judge) as fake:
+        yield fake
+
+
+def run(loaded: LoadedSuite, server: FakeOpenAIServer) -> RunResult:
+    options = RunOptions(judge_model="judge", judge_base_url=server.base_url)
+    sink = MemorySink()
+    asyncio.run(execute(plan_run(loaded, load_project(), options), sink))
+    return sink.run
+
+
+PROXY_GRADER = """\
+import json, os, sys, urllib.request, urllib.error
+payload = json.load(sys.stdin)
+url, token = os.environ["AGENTV_TARGET_PROXY_URL"], os.environ["AGENTV_TARGET_PROXY_TOKEN"]
+def call(path, body=None):
+    request = urllib.request.Request(
+        url + path,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request) as reply:
+            return reply.status, json.load(reply)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.load(exc)
+nodes = payload["config"]["nodes"]
+verdicts = []
+for node in nodes:
+    status, reply = call("/invoke", {"question": "Is this relevant? " + node,
+                                     "systemPrompt": "Answer RELEVANT or IRRELEVANT"})
+    verdicts.append((status, reply.get("rawText") or reply.get("error")))
+status, info = call("/info")
+relevant = [v for s, v in verdicts if s == 200 and v == "RELEVANT"]
+print(json.dumps({
+    "score": len(relevant) / len(nodes),
+    "assertions": [{"text": f"{s}: {v}", "passed": s == 200} for s, v in verdicts]
+                  + [{"text": "calls " + str(info["callCount"]) + "/" + str(info["maxCalls"]),
+                      "passed": True}],
+}))
+"""
+
+
+def test_i24_3_code_grader_target_gets_an_llm_proxy_with_a_call_cap(
+    tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    write(tmp_path / "scripts" / "precision.py", PROXY_GRADER)
+    path = write(
+        tmp_path / "evals" / "p.eval.yaml",
+        "name: p\ntarget: {type: fake, default: Paris}\n"
+        "assertions:\n  - name: precision\n    type: code-grader\n"
+        f"    command: [{PY}, ../scripts/precision.py]\n"
+        "    nodes: [Paris is the capital, The Eiffel Tower, Paris is lovely]\n"
+        "    target:\n      max_calls: 2\n"
+        "tests:\n  - id: a\n    criteria: c\n    input: capital of France?\n",
+    )
+    loaded = load_suite(path)
+    result = run(loaded, server).results[0]
+    (grader,) = [g for g in result.grader_results if g.name == "precision"]
+    assert grader.error is None, grader.error
+    # two calls went through, the third was refused by the cap (AgentV's 429)
+    assert grader.score == pytest.approx(1 / 3)
+    assert grader.hits[:2] == ["200: RELEVANT", "200: IRRELEVANT"]
+    assert grader.misses == ["429: Max calls exceeded (limit: 2)"]
+    assert "calls 2/2" in grader.hits
+    assert grader.judge_model == "judge"
+    assert grader.token_usage is not None and grader.token_usage.input > 0
+    asked = [r for r in server.requests if "Is this relevant?" in str(r["messages"])]
+    assert len(asked) == 2
+    assert asked[0]["messages"][0] == {
+        "role": "system",
+        "content": "Answer RELEVANT or IRRELEVANT",
+    }
