@@ -7,6 +7,8 @@ model behind a code grader's LLM proxy).
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -111,3 +113,67 @@ def test_i24_3_code_grader_target_gets_an_llm_proxy_with_a_call_cap(
         "role": "system",
         "content": "Answer RELEVANT or IRRELEVANT",
     }
+
+
+FAKE_BUN = '#!/bin/sh\nshift\nexec {py} "$@"\n'
+"""A `bun` whose `run` runs a file with Python: the custom assertions below are Python."""
+
+WORD_COUNT = """\
+import json, sys
+payload = json.load(sys.stdin)
+words = len(payload["output"].split())
+print(json.dumps({"score": 1.0 if words >= 3 else words / 3,
+                  "assertions": [{"text": f"{words} words", "passed": words >= 3}]}))
+"""
+
+
+def custom_suite(tmp_path: Path, v5: bool) -> Path:
+    write(tmp_path / ".agentv" / "assertions" / "word-count.ts", WORD_COUNT)
+    if v5:
+        return write(
+            tmp_path / "evals" / "suite.yaml",
+            "name: c\nproviders: [openai:chat:gpt-4o-mini]\nprompts: ['{{ input }}']\n"
+            "tests:\n  - id: long\n    vars: {input: hi}\n"
+            "    assert:\n      - type: word-count\n        weight: 2\n",
+        )
+    return write(
+        tmp_path / "evals" / "c.eval.yaml",
+        "name: c\ncategory: demo\ntarget: {type: fake, default: one two three four}\n"
+        "tests:\n  - id: long\n    input: hi\n"
+        "    assertions:\n      - type: word-count\n        weight: 2\n",
+    )
+
+
+def test_i24_3_custom_assertion_type_runs_its_script_with_bun(
+    tmp_path: Path, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    write(bin_dir / "bun", FAKE_BUN.format(py=PY)).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    loaded = load_suite(custom_suite(tmp_path, v5=False))
+    (grader,) = run(loaded, server).results[0].grader_results
+    assert (grader.name, grader.type, grader.weight) == ("word-count", "code-grader", 2.0)
+    assert grader.error is None, grader.error
+    assert (grader.score, grader.hits) == (1.0, ["4 words"])
+
+
+def test_i24_3_custom_assertion_without_bun_is_a_run_time_error(
+    tmp_path: Path, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    if shutil.which("bun") is not None:
+        pytest.skip("bun is installed system-wide")
+    loaded = load_suite(custom_suite(tmp_path, v5=False))  # loads: bun is needed only to run
+    (grader,) = run(loaded, server).results[0].grader_results
+    assert grader.verdict == "error"
+    assert grader.error is not None
+    assert "custom assertion type word-count" in grader.error.message
+    assert "bun is not on PATH" in grader.error.message
+
+
+def test_i24_3_v5_custom_assertion_type_resolves_like_v4(tmp_path: Path) -> None:
+    loaded = load_suite(custom_suite(tmp_path, v5=True))
+    (grader,) = json.loads(loaded.document)["tests"][0]["assertions"]
+    script = (tmp_path / ".agentv" / "assertions" / "word-count.ts").resolve()
+    assert (grader["type"], grader["name"], grader["weight"]) == ("code-grader", "word-count", 2)
+    assert grader["command"][-1] == str(script)

@@ -15,6 +15,7 @@ from assay._paths import could_be_path
 from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigIssue
 from assay.graders import grader_types
+from assay.interop.agentv._custom_types import custom_assertion, custom_command
 from assay.interop.agentv._files import FILE_SCHEME, SearchRoots
 from assay.results import JSON
 
@@ -95,6 +96,9 @@ _CODE_GRADER_KEYS = frozenset(
     | {"target", "preprocessors", "protocol", "judge_proxy"}
 )
 """What AgentV reads of a code-grader; it hands every other key to the grader in `config`."""
+
+_COMMON_KEYS = frozenset({"weight", "required", "min_score", "negate"})
+"""The options AgentV reads on any assertion, a custom one included."""
 
 _INSENSITIVE = {"icontains-any": "contains-any", "icontains-all": "contains-all"}
 
@@ -262,6 +266,8 @@ class GraderRewriter:
         if kind in _INSENSITIVE:
             spec["type"] = _INSENSITIVE[kind]
             spec["case_sensitive"] = False
+        elif kind not in grader_types():
+            return self._custom(spec, kind, path)
         handler = {
             "regex": self._regex_flags,
             "llm-grader": self._llm_grader,
@@ -274,6 +280,31 @@ class GraderRewriter:
         spec = spec if handler is None else handler(spec, path)
         self._ignored_options(spec, path)
         return spec
+
+    def _custom(self, spec: dict[str, JSON], kind: str, path: LocPath) -> dict[str, JSON]:
+        """A type no grader has is AgentV's custom assertion when a script of that name is
+        found by its convention (assay.interop.agentv._custom_types); otherwise validation
+        says the type is unknown."""
+        script = custom_assertion(self.base_dir, kind)
+        if script is None:
+            return spec
+        grader: dict[str, JSON] = {
+            "type": "code-grader",
+            "name": spec.get("name", kind),
+            "command": custom_command(kind, script),
+            "cwd": ".",
+            "protocol": "agentv",
+        }
+        for key, value in spec.items():
+            if key in _COMMON_KEYS:
+                grader[key] = value
+            elif key not in ("type", "name"):
+                self.warn(
+                    (*path, key),
+                    f"AgentV passes no options to a custom assertion ('{kind}' runs "
+                    f"{script.name}), and neither does assay",
+                )
+        return grader
 
     def _ignored_options(self, spec: JSON, path: LocPath) -> None:
         """Drop, with a warning, options a grader does not have: AgentV ignores them (a

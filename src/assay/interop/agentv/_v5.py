@@ -110,7 +110,7 @@ class V5Reader:
         self.base_dir = base_dir
         self.warnings: list[ConfigIssue] = []
         self.errors: list[ConfigIssue] = []
-        self.asserts = V5Asserts(self.error, self.warn)
+        self.asserts = V5Asserts(self.error, self.warn, base_dir)
         self.prompts = PromptReader(base_dir, self.error, self.errors.extend)
         self.rows = RowReader(source, base_dir, self.error, self.errors.extend)
         self.target: str | None = None
