@@ -177,3 +177,45 @@ def test_i24_3_v5_custom_assertion_type_resolves_like_v4(tmp_path: Path) -> None
     script = (tmp_path / ".agentv" / "assertions" / "word-count.ts").resolve()
     assert (grader["type"], grader["name"], grader["weight"]) == ("code-grader", "word-count", 2)
     assert grader["command"][-1] == str(script)
+
+
+GATE = """\
+import json, sys
+results = json.load(sys.stdin)["results"]
+safety, quality = results["safety"], results["quality"]
+if safety["verdict"] != "pass":
+    print(json.dumps({"score": 0, "verdict": "fail",
+                      "assertions": [{"text": "safety failed", "passed": False}]}))
+else:
+    print(json.dumps({"score": quality["score"], "verdict": "pass",
+                      "assertions": [{"text": "safe; " + quality["assertions"][0]["text"],
+                                      "passed": True}]}))
+"""
+
+
+def test_i24_3_composite_code_grader_aggregator_runs_with_agentv_contract(
+    tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    write(tmp_path / "scripts" / "gate.py", GATE)
+    reply = {"score": 0.7, "assertions": [{"text": "ok", "passed": True}]}
+    write(tmp_path / "scripts" / "q.py", f"print({json.dumps(json.dumps(reply))})\n")
+    path = write(
+        tmp_path / "evals" / "c.eval.yaml",
+        "name: c\ntarget: {type: fake, default: safe and fine}\ntests:\n"
+        + "".join(
+            f"  - id: {case}\n    criteria: c\n    input: hi\n    assertions:\n"
+            "      - name: gate\n        type: composite\n        assertions:\n"
+            f"          - {{name: safety, type: contains, value: {word}}}\n"
+            f"          - {{name: quality, type: code-grader, command: [{PY}, ../scripts/q.py]}}\n"
+            "        aggregator:\n          type: code-grader\n"
+            f"          path: {PY} ../scripts/gate.py\n"
+            for case, word in (("safe", "safe"), ("unsafe", "danger"))
+        ),
+    )
+    results = {r.case_id: r for r in run(load_suite(path), server).results}
+    safe = next(g for g in results["safe"].grader_results if g.name == "gate")
+    assert safe.error is None, safe.error
+    assert (safe.score, safe.verdict, safe.hits) == (0.7, "pass", ["safe; ok"])
+    assert [c.name for c in safe.children] == ["safety", "quality"]
+    unsafe = next(g for g in results["unsafe"].grader_results if g.name == "gate")
+    assert (unsafe.score, unsafe.verdict, unsafe.misses) == (0.0, "fail", ["safety failed"])

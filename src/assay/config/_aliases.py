@@ -101,8 +101,9 @@ class _Rewriter:
         if spec.get("type") == "rubrics":
             self.rubrics(spec.get("rubrics"), (*path, "rubrics"))
         aggregator = spec.get("aggregator")
-        if isinstance(aggregator, dict) and isinstance(aggregator.get("type"), str):
-            aggregator["type"] = aggregator["type"].replace("-", "_")
+        kind = aggregator.get("type") if isinstance(aggregator, dict) else None
+        if isinstance(aggregator, dict) and isinstance(kind, str) and kind != "code-grader":
+            aggregator["type"] = kind.replace("-", "_")  # a program aggregator is a grader type
         self.assertions_key(spec, path)
 
     def rubrics(self, items: JSON, path: LocPath) -> None:

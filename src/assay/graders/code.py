@@ -420,6 +420,23 @@ class CodeGrader(Grader):
                 "ASSAY_JUDGE_MODEL"
             ) from None
 
+    async def run_payload(
+        self, payload: dict[str, JSON], ctx: GradingContext, source: str
+    ) -> bytes:
+        """Run the command on `payload` where `measure` would, and return its stdout: the
+        runner of a composite's program aggregator.
+
+        Raises:
+            GraderError: The command could not start, timed out or exited non-zero.
+        """
+        cwd, argv = self._place(ctx)
+        returncode, stdout, stderr = await self._run(
+            argv, payload, source, cwd, {**os.environ, **self.env}
+        )
+        if returncode != 0:
+            raise GraderError(self._exit_message(source, returncode, stderr))
+        return stdout
+
     def _place(self, ctx: GradingContext) -> tuple[Path | None, list[str]]:
         """Where the command runs, and its arguments there.
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import Field
+from pydantic import Discriminator, Field, Tag, field_validator
 
 from assay.errors import GraderError
 from assay.graders._base import Grader, GradingContext, Measurement, grade_all
+from assay.graders._code_aggregator import CodeAggregator
 from assay.scoring import AggregatorSpec, WeightedAverage, fold
 
 if TYPE_CHECKING:
@@ -16,19 +17,41 @@ if TYPE_CHECKING:
 __all__ = ["Composite"]
 
 
+def _kind(value: object) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", value)
+    return "program" if kind == "code-grader" else "fold"
+
+
+CompositeAggregator = Annotated[
+    Annotated[AggregatorSpec, Tag("fold")] | Annotated[CodeAggregator, Tag("program")],
+    Discriminator(_kind),
+]
+"""A scoring aggregator (SPEC §1.3), or a program that folds the members' results."""
+
+
 class Composite(Grader):
     """Grades with every member, then folds the member results into one score."""
 
     type: Literal["composite"]
-    aggregator: AggregatorSpec = WeightedAverage()
-    """How member scores fold (any aggregator of SPEC §1.3)."""
+    aggregator: CompositeAggregator = WeightedAverage()
+    """How member scores fold: any aggregator of SPEC §1.3, or `{type: code-grader,
+    command}`, a program given the members' results (AgentV's code aggregator)."""
+
+    @field_validator("aggregator")
+    @classmethod
+    def _program_found(cls, value: AggregatorSpec | CodeAggregator) -> object:
+        if isinstance(value, CodeAggregator):
+            value.runner()  # a program not found is a load error, as a code-grader's
+        return value
+
     assertions: Annotated[list[GraderSpec], Field(min_length=1)]
     """The member graders."""
 
     @property
     def awaits_io(self) -> bool:
-        """A composite waits on I/O when any member does."""
-        return any(g.awaits_io for g in self.assertions)
+        """A composite waits on I/O when any member or its program aggregator does."""
+        program = isinstance(self.aggregator, CodeAggregator)
+        return program or any(g.awaits_io for g in self.assertions)
 
     @property
     def uses_judge(self) -> bool:
@@ -43,6 +66,10 @@ class Composite(Grader):
             assert first.error is not None
             raise GraderError(f"member '{first.name}' errored: {first.error.message}")
         scored = [m for m in members if m.weight > 0]
+        if isinstance(self.aggregator, CodeAggregator):
+            measured = await self.aggregator.fold(members, ctx)
+            measured.children = list(members)
+            return measured
         folded = fold(self.aggregator, members)
         return Measurement(
             score=folded.score,

@@ -466,6 +466,32 @@ class GraderRewriter:
             spec["config"] = {**extra, **config} if isinstance(config, dict) else extra
         return spec
 
+    def _program_aggregator(self, aggregator: dict[str, JSON], path: LocPath) -> JSON:
+        """AgentV's `{type: code-grader, path: "node agg.js"}` aggregator: the command (a
+        string runs in a shell, as AgentV runs it) in the eval file's directory."""
+        kind = str(aggregator["type"])
+        if canonical_type(kind) == "llm-grader":
+            self.error(
+                (*path, "type"),
+                f"a {kind} aggregator is not supported by assay; use weighted_average, "
+                "minimum, maximum, safety_gate, all_or_nothing, threshold or a code-grader",
+            )
+            return aggregator
+        out = {k: v for k, v in aggregator.items() if k not in ("path", "script", "command")}
+        out["type"] = "code-grader"
+        command = next(
+            (aggregator[k] for k in ("path", "command", "script") if k in aggregator), None
+        )
+        for key in ("path", "script"):
+            if key in aggregator:
+                self.source.rename((*path, key), (*path, "command"))
+        if isinstance(command, str):
+            command = ["sh", "-c", command]
+        if command is not None:
+            out["command"] = command
+        out.setdefault("cwd", ".")
+        return out
+
     def _target_proxy(self, spec: dict[str, JSON], path: LocPath) -> None:
         """AgentV's `target: {max_calls}` (or `true`) gives the grader's program its grader
         model through a local proxy: assay's `judge_proxy`, serving the run's judge."""
@@ -601,11 +627,7 @@ class GraderRewriter:
             return spec
         kind = aggregator.get("type")
         if isinstance(kind, str) and canonical_type(kind) in ("code-grader", "llm-grader"):
-            self.error(
-                (*path, "aggregator", "type"),
-                f"a {kind} aggregator is not supported by assay; use weighted_average, "
-                "minimum, maximum, safety_gate, all_or_nothing or threshold",
-            )
+            spec["aggregator"] = self._program_aggregator(aggregator, (*path, "aggregator"))
             return spec
         weights = aggregator.get("weights")
         if kind != "weighted_average":
