@@ -219,3 +219,23 @@ def test_i24_3_composite_code_grader_aggregator_runs_with_agentv_contract(
     assert [c.name for c in safe.children] == ["safety", "quality"]
     unsafe = next(g for g in results["unsafe"].grader_results if g.name == "gate")
     assert (unsafe.score, unsafe.verdict, unsafe.misses) == (0.0, "fail", ["safety failed"])
+
+
+def test_i24_5_field_accuracy_field_missing_from_one_expected_output_matches_there(
+    tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    path = write(
+        tmp_path / "f.eval.yaml",
+        "name: f\ncategory: demo\n"
+        'target: {type: fake, default: \'{"name": "Acme", "city": "Oslo"}\'}\n'
+        "assertions:\n  - type: field-accuracy\n    fields:\n"
+        "      - {path: name}\n      - {path: address.city}\n"
+        "tests:\n"
+        "  - id: full\n    input: hi\n    expected_output: {name: Acme, address: {city: Bergen}}\n"
+        "  - id: no-address\n    input: hi\n    expected_output: {name: Acme}\n",
+    )
+    results = {r.case_id: r.grader_results[0] for r in run(load_suite(path), server).results}
+    assert results["full"].score == 0.5  # the city differs (and the output has no address)
+    # AgentV: a field the test's expected_output lacks is "no expected value", a match
+    assert results["no-address"].score == 1.0
+    assert results["no-address"].hits == ["$.name matches", "$.address.city: no expected value"]
