@@ -239,3 +239,26 @@ def test_i24_5_field_accuracy_field_missing_from_one_expected_output_matches_the
     # AgentV: a field the test's expected_output lacks is "no expected value", a match
     assert results["no-address"].score == 1.0
     assert results["no-address"].hits == ["$.name matches", "$.address.city: no expected value"]
+
+
+def test_i24_5_criteria_variable_reaches_a_composites_members_per_test(
+    tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    write(tmp_path / "prompts" / "panel.md", "Rubric: {{criteria}}\nAnswer: {{ output }}\n")
+    path = write(
+        tmp_path / "evals" / "p.eval.yaml",
+        "description: panel\nproviders: [openai:chat:gpt-4o-mini]\nprompts: ['{{ input }}']\n"
+        "assert:\n  - metric: panel\n    type: assert-set\n    assert:\n"
+        "      - {metric: one, type: llm-rubric, prompt: 'file://../prompts/panel.md'}\n"
+        "      - {metric: two, type: llm-rubric, prompt: 'file://../prompts/panel.md'}\n"
+        "tests:\n"
+        "  - id: a\n    criteria: PASS if polite\n    vars: {input: hi}\n"
+        "  - id: b\n    criteria: PASS if brief\n    vars: {input: hi}\n",
+    )
+    loaded = load_suite(path)
+    tests = json.loads(loaded.document)["tests"]
+    for test, wanted in zip(tests, ("PASS if polite", "PASS if brief"), strict=True):
+        (panel,) = test["assertions"]
+        prompts = [m["prompt"] for m in panel["assertions"]]
+        shown = f"Rubric: {{% raw %}}{wanted}{{% endraw %}}\nAnswer: {{{{ output }}}}\n"
+        assert prompts == [shown, shown]

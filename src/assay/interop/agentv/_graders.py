@@ -19,7 +19,14 @@ from assay.interop.agentv._custom_types import custom_assertion, custom_command
 from assay.interop.agentv._files import FILE_SCHEME, SearchRoots
 from assay.results import JSON
 
-__all__ = ["GraderRewriter", "canonical_type", "rubric_items", "uses_criteria", "with_criteria"]
+__all__ = [
+    "GraderRewriter",
+    "canonical_type",
+    "fill_criteria",
+    "rubric_items",
+    "uses_criteria",
+    "with_criteria",
+]
 
 _RENAMES: dict[str, dict[str, str]] = {
     "latency": {"threshold": "max_ms"},
@@ -59,13 +66,29 @@ _OUTPUT = re.compile(r"\{\{\s*output\s*\}\}")
 
 
 def uses_criteria(spec: JSON) -> bool:
-    """Whether an llm-grader's prompt shows AgentV's `{{ criteria }}` (the test's)."""
+    """Whether an llm-grader's prompt shows AgentV's `{{ criteria }}` (the test's), or a
+    composite has such a member at any depth."""
+    if isinstance(spec, dict) and spec.get("type") == "composite":
+        return any(uses_criteria(m) for m in _list(spec.get("assertions")))
     return (
         isinstance(spec, dict)
         and spec.get("type") == "llm-grader"
         and isinstance(spec.get("prompt"), str)
         and bool(_CRITERIA.search(str(spec["prompt"])))
     )
+
+
+def fill_criteria(spec: JSON, criteria: str) -> JSON:
+    """A copy of `spec` whose prompts (a composite's members' too) show the test's criteria;
+    the suite-level grader it came from is left as written, for the next test."""
+    if not isinstance(spec, dict):
+        return spec
+    if spec.get("type") == "composite":
+        members = [fill_criteria(m, criteria) for m in _list(spec.get("assertions"))]
+        return {**spec, "assertions": members}
+    if uses_criteria(spec):
+        return {**spec, "prompt": with_criteria(str(spec["prompt"]), criteria)}
+    return spec
 
 
 def with_criteria(prompt: str, criteria: str) -> str:

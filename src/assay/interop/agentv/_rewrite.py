@@ -29,9 +29,9 @@ from assay.interop.agentv._detect import (
 from assay.interop.agentv._env_vars import interpolate_env
 from assay.interop.agentv._graders import (
     GraderRewriter,
+    fill_criteria,
     rubric_items,
     uses_criteria,
-    with_criteria,
 )
 from assay.interop.agentv._semantics import semantic_warnings
 from assay.interop.agentv._tests import gather_tests, is_agentv_dataset
@@ -526,14 +526,13 @@ class _Suite(GraderRewriter):
             test["criteria"] = criteria  # code graders read it (AgentV passes it to them)
         graders = test.get(key)
         own = graders if isinstance(graders, list) else []
-        showing = [] if skip else [dict(g) for g in self.with_criteria]
+        showing = [] if skip else list(self.with_criteria)
         if showing:
             test[key] = own = [*own, *showing]
         readers = [g for g in own if uses_criteria(g)]
-        for grader in readers:
-            assert isinstance(grader, dict)  # uses_criteria says so
+        if readers:
             text = criteria if isinstance(criteria, str) else ""
-            grader["prompt"] = with_criteria(str(grader["prompt"]), text)
+            test[key] = own = [fill_criteria(g, text) if uses_criteria(g) else g for g in own]
         promptless = [g for g in own if isinstance(g, dict) and g.get("type") == "llm-grader"]
         promptless = [g for g in promptless if "prompt" not in g]
         inherited = [] if skip else [dict(g) for g in self.promptless]
