@@ -262,3 +262,30 @@ def test_i24_5_criteria_variable_reaches_a_composites_members_per_test(
         prompts = [m["prompt"] for m in panel["assertions"]]
         shown = f"Rubric: {{% raw %}}{wanted}{{% endraw %}}\nAnswer: {{{{ output }}}}\n"
         assert prompts == [shown, shown]
+
+
+PROMPT_SCRIPT = """\
+import json, os, sys
+payload = json.load(sys.stdin)
+rubric = (payload["config"] or {}).get("rubric", "none")
+print(f"Grade this answer: {payload['answer']} | rubric: {rubric} | in {os.path.basename(os.getcwd())}")
+"""
+
+
+def test_i24_3_script_prompt_is_run_at_grading_time_and_sent_as_the_request(
+    tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    write(tmp_path / "prompts" / "make.py", PROMPT_SCRIPT)
+    path = write(
+        tmp_path / "evals" / "s.eval.yaml",
+        "name: s\ntarget: {type: fake, default: Promises}\ntests:\n"
+        "  - id: a\n    criteria: explains promises\n    input: hi\n    assertions:\n"
+        "      - name: scripted\n        type: llm-grader\n        prompt:\n"
+        f"          command: [{PY}, ../prompts/make.py]\n"
+        "          config: {rubric: mention Promises}\n",
+    )
+    (grader,) = run(load_suite(path), server).results[0].grader_results
+    assert grader.error is None, grader.error
+    assert grader.score == 0.9
+    sent = [str(r["messages"][-1]["content"]) for r in server.requests]
+    assert sent == ["Grade this answer: Promises | rubric: mention Promises | in prompts"]

@@ -276,7 +276,8 @@ class GraderRewriter:
             return spec
         kind = spec["type"] = canonical_type(raw)
         for option, why in _UNSUPPORTED_OPTIONS.get(kind, {}).items():
-            if option in spec:
+            scripted = option == "config" and isinstance(spec.get("prompt"), dict)
+            if option in spec and not scripted:  # a script prompt's program gets `config`
                 self.error((*path, option), f"AgentV's `{option}` is not supported: {why}")
         for option, why in _IGNORED_OPTIONS.get(kind, {}).items():
             if option in spec:
@@ -373,10 +374,7 @@ class GraderRewriter:
         if isinstance(prompt, str):
             spec["prompt"] = self._prompt(prompt, (*path, "prompt"))
         if isinstance(prompt, dict):
-            self.error(
-                (*path, "prompt"),
-                "script prompts are not supported by assay; give the prompt text or a file path",
-            )
+            self._script_prompt(spec, prompt, (*path, "prompt"))
         judge: dict[str, JSON] = {}
         for option in ("model", "temperature"):
             if option in spec:
@@ -395,6 +393,24 @@ class GraderRewriter:
             spec.pop("type")
             return {"type": "rubrics", "rubrics": rubrics, **spec}
         return spec
+
+    def _script_prompt(self, spec: dict[str, JSON], prompt: dict[str, JSON], path: LocPath) -> None:
+        """AgentV's `prompt: {command: [...], config}`: a program prints the judge's whole
+        request at grading time (assay's `prompt_command`); the prompt's `config`, else the
+        grader's, is handed to it."""
+        command = prompt.get("command", prompt.get("script"))
+        if not isinstance(command, list | str) or not command:
+            self.error(path, "a script prompt needs `command` (the program and its script)")
+            return
+        del spec["prompt"]
+        spec["prompt_command"] = command
+        self.source.rename(path, (*path[:-1], "prompt_command"))
+        config = prompt.get("config", spec.pop("config", None))
+        if config is not None:
+            spec["prompt_config"] = config
+        unknown = sorted(set(prompt) - {"command", "script", "config"})
+        for key in unknown:
+            self.warn((*path, key), f"AgentV ignores `{key}` in a script prompt, and so does assay")
 
     def _prompt(self, prompt: str, path: LocPath) -> str:
         """AgentV 4.6+: `file://path` is a file, found on the search roots; any other text is

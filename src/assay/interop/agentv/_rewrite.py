@@ -294,7 +294,7 @@ class _Suite(GraderRewriter):
             return rewritten
         kept = []
         for spec in rewritten:
-            if isinstance(spec, dict) and spec.get("type") == "llm-grader" and "prompt" not in spec:
+            if _promptless(spec):
                 self.promptless.append(spec)
             elif uses_criteria(spec):
                 self.with_criteria.append(spec)
@@ -534,7 +534,7 @@ class _Suite(GraderRewriter):
             text = criteria if isinstance(criteria, str) else ""
             test[key] = own = [fill_criteria(g, text) if uses_criteria(g) else g for g in own]
         promptless = [g for g in own if isinstance(g, dict) and g.get("type") == "llm-grader"]
-        promptless = [g for g in promptless if "prompt" not in g]
+        promptless = [g for g in promptless if _promptless(g)]
         inherited = [] if skip else [dict(g) for g in self.promptless]
         if not isinstance(criteria, str) or not criteria.strip():
             for grader in promptless + inherited:
@@ -691,3 +691,13 @@ class AgentVTests:
     def errors(self) -> list[ConfigIssue]:
         """Every rewrite's errors in order."""
         return self._rewriter.errors
+
+
+def _promptless(spec: JSON) -> bool:
+    """An llm-grader without a prompt (nor a program printing one): it judges the criteria."""
+    return (
+        isinstance(spec, dict)
+        and spec.get("type") == "llm-grader"
+        and "prompt" not in spec
+        and "prompt_command" not in spec
+    )
