@@ -268,7 +268,8 @@ PROMPT_SCRIPT = """\
 import json, os, sys
 payload = json.load(sys.stdin)
 rubric = (payload["config"] or {}).get("rubric", "none")
-print(f"Grade this answer: {payload['answer']} | rubric: {rubric} | in {os.path.basename(os.getcwd())}")
+here = os.path.basename(os.getcwd())
+print(f"Grade this answer: {payload['answer']} | rubric: {rubric} | in {here}")
 """
 
 
