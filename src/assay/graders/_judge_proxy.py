@@ -21,6 +21,7 @@ the cap) or 500 (the judge call failed).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Annotated, Self
@@ -84,7 +85,7 @@ class JudgeProxyServer:
         }
 
     async def __aenter__(self) -> Self:
-        app = web.Application(middlewares=[self._auth])
+        app = web.Application(middlewares=[self._auth])  # type: ignore[list-item]
         app.router.add_get("/info", self._info)
         app.router.add_post("/invoke", self._invoke)
         app.router.add_post("/invokeBatch", self._invoke_batch)
@@ -110,7 +111,11 @@ class JudgeProxyServer:
             await runner.cleanup()
 
     @web.middleware
-    async def _auth(self, request: web.Request, handler: web.RequestHandler) -> web.StreamResponse:
+    async def _auth(
+        self,
+        request: web.Request,
+        handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+    ) -> web.StreamResponse:
         if request.headers.get("Authorization") != f"Bearer {self.token}":
             return web.json_response({"error": "Unauthorized"}, status=401)
         try:
