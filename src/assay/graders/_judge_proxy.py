@@ -85,7 +85,7 @@ class JudgeProxyServer:
         }
 
     async def __aenter__(self) -> Self:
-        app = web.Application(middlewares=[self._auth])  # type: ignore[list-item]
+        app = web.Application(middlewares=[self._auth])
         app.router.add_get("/info", self._info)
         app.router.add_post("/invoke", self._invoke)
         app.router.add_post("/invokeBatch", self._invoke_batch)
