@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from assay.config import LoadedSuite, load_project, load_suite
+from assay.errors import ConfigError
 from assay.results import RunResult
 from assay.runner import RunOptions, execute, plan_run
 from assay.store import MemorySink
@@ -26,7 +27,9 @@ PY = sys.executable
 
 
 def judge(body: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    del body, schema
+    del schema
+    if "AGGREGATE" in str(body["messages"][-1]["content"]):
+        return {"score": 0.4, "reasoning": "detail wins", "hits": ["detail"], "misses": []}
     return {"score": 0.9, "reasoning": "r", "hits": [], "misses": []}
 
 
@@ -290,3 +293,43 @@ def test_i24_3_script_prompt_is_run_at_grading_time_and_sent_as_the_request(
     assert grader.score == 0.9
     sent = [str(r["messages"][-1]["content"]) for r in server.requests]
     assert sent == ["Grade this answer: Promises | rubric: mention Promises | in prompts"]
+
+
+def test_i24_3_composite_llm_grader_aggregator_asks_the_judge_with_the_results(
+    tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    path = write(
+        tmp_path / "evals" / "j.eval.yaml",
+        "name: j\ntarget: {type: fake, default: short answer}\ntests:\n"
+        "  - id: a\n    criteria: c\n    input: hi\n    assertions:\n"
+        "      - name: decision\n        type: composite\n        assertions:\n"
+        "          - {name: brief, type: contains, value: short}\n"
+        "          - {name: detailed, type: contains, value: table}\n"
+        "        aggregator:\n          type: llm-grader\n"
+        "          prompt: 'AGGREGATE: {{EVALUATOR_RESULTS_JSON}}'\n",
+    )
+    result = run(load_suite(path), server).results[0]
+    decision = next(g for g in result.grader_results if g.name == "decision")
+    assert decision.error is None, decision.error
+    assert (decision.score, decision.reasoning, decision.hits) == (0.4, "detail wins", ["detail"])
+    assert decision.judge_model == "judge"
+    asked = [str(r["messages"][-1]["content"]) for r in server.requests]
+    (request,) = [a for a in asked if "AGGREGATE" in a]
+    shown = json.loads(request.removeprefix("AGGREGATE: "))
+    assert {name: r["score"] for name, r in shown.items()} == {"brief": 1.0, "detailed": 0.0}
+    assert shown["detailed"]["verdict"] == "fail"
+
+
+def test_i24_3_judged_aggregator_without_a_judge_fails_at_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ASSAY_JUDGE_MODEL", raising=False)
+    path = write(
+        tmp_path / "n.yaml",
+        "name: n\ntarget: {type: fake, default: x}\ntests:\n  - id: a\n    input: hi\n"
+        "    assertions:\n      - type: composite\n        aggregator: {type: llm-grader}\n"
+        "        assertions: [{type: contains, value: x}]\n",
+    )
+    with pytest.raises(ConfigError) as caught:
+        plan_run(load_suite(path), load_project(), RunOptions())
+    assert "n.yaml:7 tests[0].assertions[0]: needs an LLM judge" in str(caught.value)

@@ -102,8 +102,9 @@ class _Rewriter:
             self.rubrics(spec.get("rubrics"), (*path, "rubrics"))
         aggregator = spec.get("aggregator")
         kind = aggregator.get("type") if isinstance(aggregator, dict) else None
-        if isinstance(aggregator, dict) and isinstance(kind, str) and kind != "code-grader":
-            aggregator["type"] = kind.replace("-", "_")  # a program aggregator is a grader type
+        graders = ("code-grader", "llm-grader")  # a program or judge aggregator: grader types
+        if isinstance(aggregator, dict) and isinstance(kind, str) and kind not in graders:
+            aggregator["type"] = kind.replace("-", "_")
         self.assertions_key(spec, path)
 
     def rubrics(self, items: JSON, path: LocPath) -> None:

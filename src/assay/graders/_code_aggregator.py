@@ -23,7 +23,7 @@ from assay.graders._details import truncate
 from assay.graders.code import CodeGrader, measurement_from_reply
 from assay.results import JSON, GraderResult
 
-__all__ = ["CodeAggregator"]
+__all__ = ["CodeAggregator", "member_result"]
 
 
 class CodeAggregator(StrictModel):
@@ -58,7 +58,7 @@ class CodeAggregator(StrictModel):
             GraderError: The command failed or its reply is not a result object.
         """
         runner = self.runner()
-        payload: dict[str, JSON] = {"results": {m.name: _member(m) for m in members}}
+        payload: dict[str, JSON] = {"results": {m.name: member_result(m) for m in members}}
         source = f"aggregator '{truncate(' '.join(runner.argv), 60)}'"
         stdout = await runner.run_payload(payload, ctx, source)
         text = stdout.decode("utf-8", errors="replace").strip()
@@ -75,7 +75,7 @@ class CodeAggregator(StrictModel):
         return measured
 
 
-def _member(result: GraderResult) -> JSON:
+def member_result(result: GraderResult) -> JSON:
     """A member's result in AgentV's shape (hits and misses as assertions)."""
     assertions: list[JSON] = [{"text": h, "passed": True} for h in result.hits]
     assertions += [{"text": m, "passed": False} for m in result.misses]

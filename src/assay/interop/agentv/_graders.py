@@ -505,17 +505,35 @@ class GraderRewriter:
             spec["config"] = {**extra, **config} if isinstance(config, dict) else extra
         return spec
 
+    def _judge_aggregator(self, aggregator: dict[str, JSON], path: LocPath) -> JSON:
+        """AgentV's `{type: llm-grader, prompt}` aggregator: `file://` names a file (found on
+        the search roots), any other text is the prompt itself, even a file's name."""
+        out = {**aggregator, "type": "llm-grader"}
+        prompt = aggregator.get("prompt")
+        if not isinstance(prompt, str):
+            return out
+        if prompt.startswith(FILE_SCHEME):
+            name = prompt.removeprefix(FILE_SCHEME)
+            found = self.roots.find(name)
+            if found is None:
+                where = self.roots.looked_at(name)
+                self.error((*path, "prompt"), f"prompt file '{name}' not found (looked at {where})")
+            else:
+                out["prompt"] = f"{FILE_SCHEME}{found}"
+        elif could_be_path(prompt.strip()) and self.roots.find(prompt.strip()) is not None:
+            self.warn(
+                (*path, "prompt"),
+                f"AgentV reads a bare aggregator `prompt:` as inline text, so the judge is given "
+                f"the text '{prompt.strip()}' itself, not the file's; assay does the same. Write "
+                f"`prompt: file://{prompt.strip()}` to aggregate with the file",
+            )
+        return out
+
     def _program_aggregator(self, aggregator: dict[str, JSON], path: LocPath) -> JSON:
         """AgentV's `{type: code-grader, path: "node agg.js"}` aggregator: the command (a
         string runs in a shell, as AgentV runs it) in the eval file's directory."""
-        kind = str(aggregator["type"])
-        if canonical_type(kind) == "llm-grader":
-            self.error(
-                (*path, "type"),
-                f"a {kind} aggregator is not supported by assay; use weighted_average, "
-                "minimum, maximum, safety_gate, all_or_nothing, threshold or a code-grader",
-            )
-            return aggregator
+        if canonical_type(str(aggregator["type"])) == "llm-grader":
+            return self._judge_aggregator(aggregator, path)
         out = {k: v for k, v in aggregator.items() if k not in ("path", "script", "command")}
         out["type"] = "code-grader"
         command = next(
