@@ -333,3 +333,22 @@ def test_i24_3_judged_aggregator_without_a_judge_fails_at_load(
     with pytest.raises(ConfigError) as caught:
         plan_run(load_suite(path), load_project(), RunOptions())
     assert "n.yaml:7 tests[0].assertions[0]: needs an LLM judge" in str(caught.value)
+
+
+def test_i24_5_preprocessors_are_a_warning_and_text_output_is_graded_as_is(
+    tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    path = write(
+        tmp_path / "p.eval.yaml",
+        "name: p\ncategory: demo\ntarget: {type: fake, default: 'revenue,42'}\n"
+        "preprocessors:\n  - {type: xlsx, command: [bun, run, x.ts]}\n"
+        "tests:\n  - id: a\n    input: hi\n    assertions:\n"
+        "      - {type: contains, value: 'revenue,42'}\n"
+        "      - type: code-grader\n        command: [sh, -c, 'echo 1']\n"
+        "        preprocessors: [{type: pdf, command: [x]}]\n",
+    )
+    loaded = load_suite(path)
+    warned = [(w.line, w.path) for w in loaded.warnings if "never apply" in w.message]
+    assert warned == [(4, "preprocessors"), (13, "tests[0].assertions[1].preprocessors")]
+    graders = run(loaded, server).results[0].grader_results
+    assert [(g.score, g.error) for g in graders] == [(1.0, None), (1.0, None)]

@@ -20,6 +20,7 @@ from assay.interop.agentv._files import FILE_SCHEME, SearchRoots
 from assay.results import JSON
 
 __all__ = [
+    "PREPROCESSORS_IGNORED",
     "GraderRewriter",
     "canonical_type",
     "fill_criteria",
@@ -38,14 +39,14 @@ _RENAMES: dict[str, dict[str, str]] = {
 _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
     "llm-grader": {
         "config": "assay passes no extra configuration to judge prompts",
-        "preprocessors": "assay graders read the target's text output; convert files to text "
-        "in the target",
-    },
-    "code-grader": {
-        "preprocessors": "assay graders read the target's text output; convert files to text "
-        "in the target",
     },
 }
+
+PREPROCESSORS_IGNORED = (
+    "AgentV's `preprocessors` turn the file blocks of a target's output into text for the "
+    "graders and pass text through unchanged; assay targets answer text, so they never apply "
+    "and are ignored"
+)
 
 _PROMPT_SUFFIXES = frozenset({".md", ".txt", ".j2", ".jinja", ".jinja2", ".prompt"})
 """Suffixes that make a one-word `prompt:` look like a file meant (AgentV reads it as text)."""
@@ -279,6 +280,9 @@ class GraderRewriter:
             scripted = option == "config" and isinstance(spec.get("prompt"), dict)
             if option in spec and not scripted:  # a script prompt's program gets `config`
                 self.error((*path, option), f"AgentV's `{option}` is not supported: {why}")
+        if kind in ("llm-grader", "code-grader") and "preprocessors" in spec:
+            del spec["preprocessors"]
+            self.warn((*path, "preprocessors"), PREPROCESSORS_IGNORED)
         for option, why in _IGNORED_OPTIONS.get(kind, {}).items():
             if option in spec:
                 self.warn((*path, option), f"`{option}` is not applied: {why}")

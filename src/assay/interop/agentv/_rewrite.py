@@ -28,6 +28,7 @@ from assay.interop.agentv._detect import (
 )
 from assay.interop.agentv._env_vars import interpolate_env
 from assay.interop.agentv._graders import (
+    PREPROCESSORS_IGNORED,
     GraderRewriter,
     fill_criteria,
     rubric_items,
@@ -44,8 +45,6 @@ _DROPPED = ("$schema", "requires", "category", "version", "author", "license")
 """Catalogue metadata of AgentV files: it changes no result and assay has no place for it."""
 
 _UNSUPPORTED = {
-    "preprocessors": "assay graders read the target's text output; convert files to text in the "
-    "target",
     "imports": "list the tests here, or point `tests:` at a YAML, JSONL or CSV file",
     "experiment": "put `threshold` under `execution` and pass other run settings to `assay run`",
     "depends_on": "assay runs every case independently",
@@ -140,6 +139,9 @@ class _Suite(GraderRewriter):
             del mapping[key]
 
     def unsupported(self, mapping: dict[str, JSON], path: LocPath, table: dict[str, str]) -> None:
+        if "preprocessors" in mapping:
+            del mapping["preprocessors"]
+            self.warn((*path, "preprocessors"), PREPROCESSORS_IGNORED)
         for key, why in table.items():
             if key in mapping:
                 self.error((*path, key), f"AgentV's `{key}` is not supported by assay: {why}")
