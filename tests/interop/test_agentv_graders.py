@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -352,3 +353,34 @@ def test_i24_5_preprocessors_are_a_warning_and_text_output_is_graded_as_is(
     assert warned == [(4, "preprocessors"), (13, "tests[0].assertions[1].preprocessors")]
     graders = run(loaded, server).results[0].grader_results
     assert [(g.score, g.error) for g in graders] == [(1.0, None), (1.0, None)]
+
+
+FAKE_BUN_NODE = '#!/bin/sh\nexec node "$@"\n'
+"""A `bun` that runs node: the transforms below are CommonJS, which both run."""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_i24_5_v5_output_transforms_run_before_grading(
+    tmp_path: Path, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    write(bin_dir / "bun", FAKE_BUN_NODE).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    write(tmp_path / "scripts" / "shout.js", "module.exports = (output) => output.toUpperCase();\n")
+    path = write(
+        tmp_path / "evals" / "suite.yaml",
+        "description: t\nproviders: [llm]\nprompts: ['{{ input }}']\n"
+        "default_test:\n  options:\n    transform: file://../scripts/shout.js\n"
+        "tests:\n  - id: a\n    vars: {input: hi}\n    assert:\n"
+        "      - {type: contains, value: HELLO WORLD, metric: shouted}\n"
+        "      - type: equals\n        value: '11'\n        transform: String(output.length)\n",
+    )
+    project = write(tmp_path / "assay.yaml", "targets:\n  llm: {type: fake, default: hello world}")
+    options = RunOptions(judge_model="judge", judge_base_url=server.base_url)
+    sink = MemorySink()
+    asyncio.run(execute(plan_run(load_suite(path), load_project(project), options), sink))
+    graders = {g.name: g for g in sink.run.results[0].grader_results}
+    assert graders["shouted"].type == "transform"
+    assert (graders["shouted"].score, graders["shouted"].error) == (1.0, None)
+    # the assertion's own transform, inside the test's: the length of the shouted output
+    assert (graders["equals"].score, graders["equals"].error) == (1.0, None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-__all__ = ["custom_assertion", "custom_command"]
+__all__ = ["bun_command", "custom_assertion", "custom_command"]
 
 _DIRS = ("assertions", "graders", "judges")
 _SUFFIXES = (".ts", ".js", ".mts", ".mjs")
@@ -34,9 +34,12 @@ def custom_assertion(base_dir: Path, name: str) -> Path | None:
 def custom_command(name: str, script: Path) -> list[str]:
     """`bun run <script>`, as AgentV runs it; without bun on PATH the grading (not the load)
     fails with a message naming the type and the file."""
-    missing = (
-        f"custom assertion type {name} ({script}) runs with bun, as AgentV runs it, and bun "
-        "is not on PATH; install bun"
-    )
+    return bun_command(["run", str(script)], f"custom assertion type {name} ({script})")
+
+
+def bun_command(args: list[str], what: str) -> list[str]:
+    """`bun <args>` through `sh`, so that a missing bun fails the grading (not the load) with
+    a message saying what needed it."""
+    missing = f"{what} runs with bun, as AgentV runs it, and bun is not on PATH; install bun"
     check = f"command -v bun >/dev/null 2>&1 || {{ echo {shlex.quote(missing)} >&2; exit 127; }}"
-    return ["sh", "-c", f'{check}; exec bun run "$1"', "sh", str(script)]
+    return ["sh", "-c", f'{check}; exec bun "$@"', "sh", *args]

@@ -304,6 +304,7 @@ class GraderRewriter:
             "tool-trajectory": self._trajectory,
             "composite": self._composite,
             "field-accuracy": self._field_accuracy,
+            "transform": self._transform,
         }.get(kind)
         spec = spec if handler is None else handler(spec, path)
         self._ignored_options(spec, path)
@@ -569,6 +570,12 @@ class GraderRewriter:
                 "AgentV ignores a code-grader `target` that is not `true` or `{max_calls: N}`, "
                 "and so does assay",
             )
+
+    def _transform(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
+        """A v5 output transform's wrapper: its grader is an AgentV one too."""
+        if "assertion" in spec:
+            spec["assertion"] = self.grader(spec["assertion"], (*path, "assertion"))
+        return spec
 
     def _trajectory(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
         _snake_case(spec)

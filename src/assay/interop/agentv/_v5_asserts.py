@@ -15,6 +15,7 @@ from pathlib import Path
 from assay.config._yaml import LocPath
 from assay.interop._vars import substitute_vars
 from assay.interop.agentv._custom_types import custom_assertion
+from assay.interop.agentv._v5_transform import TransformWrapper, wrap_one
 from assay.interop.promptfoo._asserts import judge_of, map_assertion
 from assay.results import JSON
 
@@ -107,12 +108,12 @@ class V5Asserts:
         negate = kind.startswith("not-")
         base = kind.removeprefix("not-")
         if "transform" in spec:
-            self.error(
-                (*path, "transform"),
-                "assay grades the target's raw output; `transform` has no equivalent (shape the "
-                "output in the target, or grade it with a code-grader)",
-            )
-            return None
+            # the assertion grades the output its transform makes (AgentV's evaluator transform)
+            transform = spec.pop("transform")
+            wrapper = TransformWrapper(self.base_dir or Path(), self.error)
+            command = wrapper.command(transform, (*path, "transform"))
+            inner = self.one(spec, path)
+            return None if command is None or inner is None else wrap_one(inner, command)
         if "metric" in spec:
             spec.setdefault("name", spec.pop("metric"))
         if base == "skill-used":
