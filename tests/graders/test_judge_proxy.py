@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from assay.graders._judge_proxy import JudgeProxyServer
+from assay.graders._judge_proxy_server import JudgeProxyServer
 from assay.judge import JudgeClient, JudgeSpec
 from assay.testing import FakeOpenAIServer
 

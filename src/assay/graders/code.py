@@ -33,7 +33,7 @@ from assay._user_code import call_user_function
 from assay.errors import GraderError
 from assay.graders._base import Grader, GradingContext, Measurement
 from assay.graders._details import detail, truncate
-from assay.graders._judge_proxy import JudgeProxy, JudgeProxyServer
+from assay.graders._judge_proxy import JudgeProxy
 from assay.graders.structured import _reject_constant
 from assay.judge import JudgeClient, JudgeError, NoJudgeError
 from assay.results import JSON, Detail
@@ -374,6 +374,8 @@ class CodeGrader(Grader):
             env["AGENTV_WORKSPACE_PATH"] = str(ctx.workspace)
         if self.judge_proxy is None:
             return self._reply(*await self._run(argv, payload, source, cwd, env), source)
+        from assay.graders._judge_proxy_server import JudgeProxyServer  # aiohttp's server
+
         client = self._judge_client(ctx)
         async with JudgeProxyServer(client, self.judge_proxy.max_calls) as proxy:
             ran = await self._run(argv, payload, source, cwd, {**env, **proxy.env})
