@@ -292,7 +292,7 @@ class CodeGrader(Grader):
     judge_proxy: JudgeProxy | None = None
     """Give the command the run's judge through a local HTTP proxy (AgentV's code-grader
     `target`): its URL and token are in `ASSAY_JUDGE_PROXY_URL` / `ASSAY_JUDGE_PROXY_TOKEN`
-    (and AgentV's `AGENTV_TARGET_PROXY_URL` / `_TOKEN`); see docs/graders.md."""
+    (and AgentV's names); see docs/graders/code.md#the-judge-proxy."""
 
     @field_validator("function")
     @classmethod
