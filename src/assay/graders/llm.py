@@ -7,6 +7,7 @@ shows the input, output, reference answer and context.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal, Self
@@ -24,8 +25,13 @@ from assay.results import JSON
 __all__ = ["LlmGrader", "LlmGraderReply"]
 
 _CRITERION = "{{ criterion }}"
-_SCRIPTED = PromptTemplate("llm-grader+command", _CRITERION, TEST_FIELDS | {"criterion"})
-"""A `prompt_command`'s text, sent as the whole request, as written."""
+
+
+@functools.cache
+def _scripted() -> PromptTemplate:
+    """A `prompt_command`'s text, sent as the whole request, as written (built on first use:
+    a template's check imports Jinja2, which runs without judges never need)."""
+    return PromptTemplate("llm-grader+command", _CRITERION, TEST_FIELDS | {"criterion"})
 
 
 class LlmGraderReply(BaseModel):
@@ -106,7 +112,7 @@ class LlmGrader(JudgedGrader):
         """The prompt; a `prompt_command`'s reply (in `values`) is the whole request."""
         if self.prompt_command is None:
             return super().render(ctx, values)
-        return _SCRIPTED.render({**test_values(ctx), **values})
+        return _scripted().render({**test_values(ctx), **values})
 
     async def _scripted_prompt(self, ctx: GradingContext) -> str:
         """Run `prompt_command` on the grading context and return what it printed."""
