@@ -236,7 +236,7 @@ def test_i24_6_keys_agentv_honours_but_assay_lacks_are_located_errors(tmp_path: 
         "name: lacks\nproviders: [llm, other]\nprompts: ['{{ input }}']\n"
         "\n\n\n\n"
         "evaluate_options:\n  wokers: 3\n"
-        "tests:\n  - id: a\n    vars: {input: hi}\n    options: {transform: output.trim()}\n"
+        "tests:\n  - id: a\n    vars: {input: hi}\n    options: {postprocess: output.trim()}\n"
         "    assert:\n      - type: javascript\n        value: output.length > 1\n"
         "  - id: b\n    vars: {question: hi}\n",
     )
@@ -244,8 +244,8 @@ def test_i24_6_keys_agentv_honours_but_assay_lacks_are_located_errors(tmp_path: 
         "v5.eval.yaml:2 providers[1]: assay runs one target per run: keep one provider here and "
         "run the suite again with `--target` for each other one",
         "v5.eval.yaml:9 evaluate_options.wokers: unknown evaluate_options key 'wokers'",
-        "v5.eval.yaml:13 tests[0].options.transform: `options.transform` is not supported: "
-        "assay grades the target's raw output; shape it in the target",
+        "v5.eval.yaml:13 tests[0].options.postprocess: `options.postprocess` is not supported: "
+        "AgentV removed it; use `transform`",
         "v5.eval.yaml:15 tests[0].assert[0].type: `javascript` is not supported by assay: "
         "rewrite the check as a code-grader (a Python `function` or a `command`)",
         "v5.eval.yaml:18 tests[1].vars: the prompt uses `{{ input }}` and this test's vars have "

@@ -101,8 +101,10 @@ class _Rewriter:
         if spec.get("type") == "rubrics":
             self.rubrics(spec.get("rubrics"), (*path, "rubrics"))
         aggregator = spec.get("aggregator")
-        if isinstance(aggregator, dict) and isinstance(aggregator.get("type"), str):
-            aggregator["type"] = aggregator["type"].replace("-", "_")
+        kind = aggregator.get("type") if isinstance(aggregator, dict) else None
+        graders = ("code-grader", "llm-grader")  # a program or judge aggregator: grader types
+        if isinstance(aggregator, dict) and isinstance(kind, str) and kind not in graders:
+            aggregator["type"] = kind.replace("-", "_")
         self.assertions_key(spec, path)
 
     def rubrics(self, items: JSON, path: LocPath) -> None:

@@ -71,11 +71,13 @@ def _prepare(grader: Grader, path: LocPath, prepared: dict[LocPath, _Prepared]) 
 def _leaves(grader: Grader, path: LocPath) -> list[tuple[Grader, LocPath]]:
     """The grader, or a composite's members at any depth, with their paths."""
     if isinstance(grader, Composite):
-        return [
+        members = [
             leaf
             for i, member in enumerate(grader.assertions)
             for leaf in _leaves(member, (*path, "assertions", i))
         ]
+        # a composite whose aggregator asks the judge needs one itself
+        return [(grader, path), *members] if grader.wants_default_judge else members
     return [(grader, path)]
 
 

@@ -33,7 +33,9 @@ from assay._user_code import call_user_function
 from assay.errors import GraderError
 from assay.graders._base import Grader, GradingContext, Measurement
 from assay.graders._details import detail, truncate
+from assay.graders._judge_proxy import JudgeProxy
 from assay.graders.structured import _reject_constant
+from assay.judge import JudgeClient, JudgeError, NoJudgeError
 from assay.results import JSON, Detail
 
 __all__ = [
@@ -287,6 +289,10 @@ class CodeGrader(Grader):
     contract: a reply that is not a JSON object is read from the exit code (0 passes, else
     fails, stdout the assertion's text), unknown reply keys are ignored, and the command also
     gets `AGENTV_WORKSPACE_PATH`."""
+    judge_proxy: JudgeProxy | None = None
+    """Give the command the run's judge through a local HTTP proxy (AgentV's code-grader
+    `target`): its URL and token are in `ASSAY_JUDGE_PROXY_URL` / `ASSAY_JUDGE_PROXY_TOKEN`
+    (and AgentV's names); see docs/graders/code.md#the-judge-proxy."""
 
     @field_validator("function")
     @classmethod
@@ -320,7 +326,9 @@ class CodeGrader(Grader):
         if (self.function is None) == (self.command is None):
             raise ValueError("give exactly one of `function` (in process) or `command`")
         if self.function is not None:
-            only_command = sorted({"memory_mb", "env", "cwd", "protocol"} & self.model_fields_set)
+            only_command = sorted(
+                {"memory_mb", "env", "cwd", "protocol", "judge_proxy"} & self.model_fields_set
+            )
             if only_command:
                 raise ValueError(
                     f"`{only_command[0]}` applies to a `command`; an in-process `function` "
@@ -343,6 +351,11 @@ class CodeGrader(Grader):
         return True
 
     @property
+    def wants_default_judge(self) -> bool:
+        """A command given the judge proxy needs the run's judge."""
+        return self.judge_proxy is not None
+
+    @property
     def argv(self) -> list[str]:
         """The command as an argument list."""
         assert self.command is not None
@@ -359,12 +372,72 @@ class CodeGrader(Grader):
         env = {**os.environ, **self.env}
         if self.protocol == "agentv" and ctx.workspace is not None:
             env["AGENTV_WORKSPACE_PATH"] = str(ctx.workspace)
-        returncode, stdout, stderr = await self._run(argv, payload, source, cwd, env)
+        if self.judge_proxy is None:
+            return self._reply(*await self._run(argv, payload, source, cwd, env), source)
+        from assay.graders._judge_proxy_server import JudgeProxyServer  # aiohttp's server
+
+        client = self._judge_client(ctx)
+        async with JudgeProxyServer(client, self.judge_proxy.max_calls) as proxy:
+            ran = await self._run(argv, payload, source, cwd, {**env, **proxy.env})
+        spend = proxy.spend
+        try:
+            measured = self._reply(*ran, source)
+        except GraderError as exc:
+            failed = f"; the judge proxy's last error: {spend.errors[-1]}" if spend.errors else ""
+            raise JudgeError(
+                f"{exc}{failed}",
+                model=client.model,
+                token_usage=spend.usage,
+                cost_usd=spend.cost_usd,
+            ) from None
+        measured.judge_model = client.model
+        measured.token_usage = spend.usage
+        measured.cost_usd = spend.cost_usd
+        return measured
+
+    def _reply(
+        self, returncode: int | None, stdout: bytes, stderr: bytes, source: str
+    ) -> Measurement:
         if self.protocol == "agentv":
             return self._agentv_reply(returncode, stdout, stderr, source)
         if returncode != 0:
             raise GraderError(self._exit_message(source, returncode, stderr))
         return self._parse(stdout, stderr, source)
+
+    @staticmethod
+    def _judge_client(ctx: GradingContext) -> JudgeClient:
+        """The run's judge, which the proxy serves.
+
+        Raises:
+            GraderError: The run has no judge.
+        """
+        try:
+            if ctx.judges is None:
+                raise NoJudgeError("the run has no judge")
+            return ctx.judges.client()
+        except NoJudgeError:
+            raise GraderError(
+                "`judge_proxy` needs an LLM judge and the run has none: set `judge: "
+                "{model: ...}` in the suite or assay.yaml, pass --judge-model, or export "
+                "ASSAY_JUDGE_MODEL"
+            ) from None
+
+    async def run_payload(
+        self, payload: dict[str, JSON], ctx: GradingContext, source: str
+    ) -> bytes:
+        """Run the command on `payload` where `measure` would, and return its stdout: the
+        runner of a composite's program aggregator.
+
+        Raises:
+            GraderError: The command could not start, timed out or exited non-zero.
+        """
+        cwd, argv = self._place(ctx)
+        returncode, stdout, stderr = await self._run(
+            argv, payload, source, cwd, {**os.environ, **self.env}
+        )
+        if returncode != 0:
+            raise GraderError(self._exit_message(source, returncode, stderr))
+        return stdout
 
     def _place(self, ctx: GradingContext) -> tuple[Path | None, list[str]]:
         """Where the command runs, and its arguments there.

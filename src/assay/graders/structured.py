@@ -399,6 +399,10 @@ class FieldAccuracy(Grader):
     aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
     """`weighted_average`: score = weight of matching fields / total weight;
     `all_or_nothing`: 1 when every scored field matches, else 0."""
+    missing_expected: Literal["error", "pass"] = "error"
+    """A field whose path matches nothing in a test's expected_output: `error`, a load error
+    naming the test; `pass`, the field matches in that test ("no expected value": AgentV's
+    reading, so one grader serves tests whose references differ in which fields they have)."""
 
     @field_validator("fields")
     @classmethod
@@ -422,10 +426,11 @@ class FieldAccuracy(Grader):
             return str(exc)
         return None
 
-    def _expected_values(self, expected_output: JSON, test_id: str) -> list[JSON]:
-        """Each field's expected value: its own `expected`, or its path in expected_output."""
+    def _expected_values(self, expected_output: JSON, test_id: str) -> list[JSON | _Missing]:
+        """Each field's expected value: its own `expected`, or its path in expected_output
+        (`_MISSING` there when `missing_expected: pass`)."""
         document: JSON | _Missing = _MISSING
-        values: list[JSON] = []
+        values: list[JSON | _Missing] = []
         for f in self.fields:
             if "expected" in f.model_fields_set:
                 values.append(f.expected)
@@ -433,6 +438,9 @@ class FieldAccuracy(Grader):
             if isinstance(document, _Missing):
                 document = self._document(expected_output, f.path, test_id)
             found = _select(f.path, document)
+            if isinstance(found, _Missing) and self.missing_expected == "pass":
+                values.append(found)
+                continue
             if isinstance(found, _Missing):
                 raise GraderError(
                     f"field-accuracy field '{f.path}' matches nothing in the expected_output of "
@@ -474,6 +482,11 @@ class FieldAccuracy(Grader):
         details: list[Detail] = []
         for f, want in zip(self.fields, expected, strict=True):
             got = _MISSING if where is not None else _select(f.path, output)
+            if isinstance(want, _Missing):
+                hits.append(f"{f.path}: no expected value")
+                outcomes.append((f, True))
+                details.append(detail(f"field.{f.path}", True, message="no expected value"))
+                continue
             if where is not None:
                 reason: str | None = f"output is not JSON ({where})"
             elif isinstance(got, _Missing):

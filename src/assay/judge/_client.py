@@ -291,6 +291,35 @@ class JudgeClient:
             cost_usd=self._cost(usage),
         )
 
+    async def chat(
+        self, question: str, system: str | None = None, *, label: str = "proxy"
+    ) -> tuple[str, TokenUsage | None, float | None]:
+        """A plain-text reply to one question (no reply schema, no cache): what a code
+        grader's own prompts get through its judge proxy (AgentV's target proxy).
+
+        Returns the reply's text, its token usage and its cost.
+
+        Raises:
+            JudgeError: The request failed after its retries, or the model refused.
+        """
+        prompt = RenderedPrompt(template=label, version="-", user=question, nonce="")
+        body: dict[str, JSON] = {
+            "model": self.model,
+            "max_tokens": self.spec.max_tokens or DEFAULT_MAX_TOKENS,
+            "temperature": self._temperature(),
+        }
+        user: dict[str, JSON] = {"role": "user", "content": question}
+        if self._wire == "anthropic":
+            body["messages"] = [user]
+            if system:
+                body["system"] = system
+        else:
+            system_message: list[JSON] = [{"role": "system", "content": system}] if system else []
+            body["messages"] = [*system_message, user]
+        body.update(self.spec.extra_body or {})
+        reply = await self._post(body, "text", prompt, None)
+        return reply.text, reply.usage, self._cost(reply.usage)
+
     async def close(self) -> None:
         """Close the provider and its connections."""
         provider, self._provider = self._provider, None

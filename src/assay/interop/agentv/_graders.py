@@ -15,10 +15,19 @@ from assay._paths import could_be_path
 from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigIssue
 from assay.graders import grader_types
+from assay.interop.agentv._custom_types import custom_assertion, custom_command
 from assay.interop.agentv._files import FILE_SCHEME, SearchRoots
 from assay.results import JSON
 
-__all__ = ["GraderRewriter", "canonical_type", "rubric_items", "uses_criteria", "with_criteria"]
+__all__ = [
+    "PREPROCESSORS_IGNORED",
+    "GraderRewriter",
+    "canonical_type",
+    "fill_criteria",
+    "rubric_items",
+    "uses_criteria",
+    "with_criteria",
+]
 
 _RENAMES: dict[str, dict[str, str]] = {
     "latency": {"threshold": "max_ms"},
@@ -30,15 +39,14 @@ _RENAMES: dict[str, dict[str, str]] = {
 _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
     "llm-grader": {
         "config": "assay passes no extra configuration to judge prompts",
-        "preprocessors": "assay graders read the target's text output; convert files to text "
-        "in the target",
-    },
-    "code-grader": {
-        "target": "assay gives code graders no LLM proxy; call your model from the grader itself",
-        "preprocessors": "assay graders read the target's text output; convert files to text "
-        "in the target",
     },
 }
+
+PREPROCESSORS_IGNORED = (
+    "AgentV's `preprocessors` turn the file blocks of a target's output into text for the "
+    "graders and pass text through unchanged; assay targets answer text, so they never apply "
+    "and are ignored"
+)
 
 _PROMPT_SUFFIXES = frozenset({".md", ".txt", ".j2", ".jinja", ".jinja2", ".prompt"})
 """Suffixes that make a one-word `prompt:` look like a file meant (AgentV reads it as text)."""
@@ -59,13 +67,29 @@ _OUTPUT = re.compile(r"\{\{\s*output\s*\}\}")
 
 
 def uses_criteria(spec: JSON) -> bool:
-    """Whether an llm-grader's prompt shows AgentV's `{{ criteria }}` (the test's)."""
+    """Whether an llm-grader's prompt shows AgentV's `{{ criteria }}` (the test's), or a
+    composite has such a member at any depth."""
+    if isinstance(spec, dict) and spec.get("type") == "composite":
+        return any(uses_criteria(m) for m in _list(spec.get("assertions")))
     return (
         isinstance(spec, dict)
         and spec.get("type") == "llm-grader"
         and isinstance(spec.get("prompt"), str)
         and bool(_CRITERIA.search(str(spec["prompt"])))
     )
+
+
+def fill_criteria(spec: JSON, criteria: str) -> JSON:
+    """A copy of `spec` whose prompts (a composite's members' too) show the test's criteria;
+    the suite-level grader it came from is left as written, for the next test."""
+    if not isinstance(spec, dict):
+        return spec
+    if spec.get("type") == "composite":
+        members = [fill_criteria(m, criteria) for m in _list(spec.get("assertions"))]
+        return {**spec, "assertions": members}
+    if uses_criteria(spec):
+        return {**spec, "prompt": with_criteria(str(spec["prompt"]), criteria)}
+    return spec
 
 
 def with_criteria(prompt: str, criteria: str) -> str:
@@ -93,9 +117,12 @@ and said with a warning."""
 
 _CODE_GRADER_KEYS = frozenset(
     {"name", "type", "command", "cwd", "weight", "required", "min_score", "negate", "config"}
-    | {"target", "preprocessors", "protocol"}
+    | {"target", "preprocessors", "protocol", "judge_proxy"}
 )
 """What AgentV reads of a code-grader; it hands every other key to the grader in `config`."""
+
+_COMMON_KEYS = frozenset({"weight", "required", "min_score", "negate"})
+"""The options AgentV reads on any assertion, a custom one included."""
 
 _INSENSITIVE = {"icontains-any": "contains-any", "icontains-all": "contains-all"}
 
@@ -250,8 +277,12 @@ class GraderRewriter:
             return spec
         kind = spec["type"] = canonical_type(raw)
         for option, why in _UNSUPPORTED_OPTIONS.get(kind, {}).items():
-            if option in spec:
+            scripted = option == "config" and isinstance(spec.get("prompt"), dict)
+            if option in spec and not scripted:  # a script prompt's program gets `config`
                 self.error((*path, option), f"AgentV's `{option}` is not supported: {why}")
+        if kind in ("llm-grader", "code-grader") and "preprocessors" in spec:
+            del spec["preprocessors"]
+            self.warn((*path, "preprocessors"), PREPROCESSORS_IGNORED)
         for option, why in _IGNORED_OPTIONS.get(kind, {}).items():
             if option in spec:
                 self.warn((*path, option), f"`{option}` is not applied: {why}")
@@ -263,6 +294,8 @@ class GraderRewriter:
         if kind in _INSENSITIVE:
             spec["type"] = _INSENSITIVE[kind]
             spec["case_sensitive"] = False
+        elif kind not in grader_types():
+            return self._custom(spec, kind, path)
         handler = {
             "regex": self._regex_flags,
             "llm-grader": self._llm_grader,
@@ -271,10 +304,36 @@ class GraderRewriter:
             "tool-trajectory": self._trajectory,
             "composite": self._composite,
             "field-accuracy": self._field_accuracy,
+            "transform": self._transform,
         }.get(kind)
         spec = spec if handler is None else handler(spec, path)
         self._ignored_options(spec, path)
         return spec
+
+    def _custom(self, spec: dict[str, JSON], kind: str, path: LocPath) -> dict[str, JSON]:
+        """A type no grader has is AgentV's custom assertion when a script of that name is
+        found by its convention (assay.interop.agentv._custom_types); otherwise validation
+        says the type is unknown."""
+        script = custom_assertion(self.base_dir, kind)
+        if script is None:
+            return spec
+        grader: dict[str, JSON] = {
+            "type": "code-grader",
+            "name": spec.get("name", kind),
+            "command": custom_command(kind, script),
+            "cwd": ".",
+            "protocol": "agentv",
+        }
+        for key, value in spec.items():
+            if key in _COMMON_KEYS:
+                grader[key] = value
+            elif key not in ("type", "name"):
+                self.warn(
+                    (*path, key),
+                    f"AgentV passes no options to a custom assertion ('{kind}' runs "
+                    f"{script.name}), and neither does assay",
+                )
+        return grader
 
     def _ignored_options(self, spec: JSON, path: LocPath) -> None:
         """Drop, with a warning, options a grader does not have: AgentV ignores them (a
@@ -320,10 +379,7 @@ class GraderRewriter:
         if isinstance(prompt, str):
             spec["prompt"] = self._prompt(prompt, (*path, "prompt"))
         if isinstance(prompt, dict):
-            self.error(
-                (*path, "prompt"),
-                "script prompts are not supported by assay; give the prompt text or a file path",
-            )
+            self._script_prompt(spec, prompt, (*path, "prompt"))
         judge: dict[str, JSON] = {}
         for option in ("model", "temperature"):
             if option in spec:
@@ -342,6 +398,24 @@ class GraderRewriter:
             spec.pop("type")
             return {"type": "rubrics", "rubrics": rubrics, **spec}
         return spec
+
+    def _script_prompt(self, spec: dict[str, JSON], prompt: dict[str, JSON], path: LocPath) -> None:
+        """AgentV's `prompt: {command: [...], config}`: a program prints the judge's whole
+        request at grading time (assay's `prompt_command`); the prompt's `config`, else the
+        grader's, is handed to it."""
+        command = prompt.get("command", prompt.get("script"))
+        if not isinstance(command, list | str) or not command:
+            self.error(path, "a script prompt needs `command` (the program and its script)")
+            return
+        del spec["prompt"]
+        spec["prompt_command"] = command
+        self.source.rename(path, (*path[:-1], "prompt_command"))
+        config = prompt.get("config", spec.pop("config", None))
+        if config is not None:
+            spec["prompt_config"] = config
+        unknown = sorted(set(prompt) - {"command", "script", "config"})
+        for key in unknown:
+            self.warn((*path, key), f"AgentV ignores `{key}` in a script prompt, and so does assay")
 
     def _prompt(self, prompt: str, path: LocPath) -> str:
         """AgentV 4.6+: `file://path` is a file, found on the search roots; any other text is
@@ -428,10 +502,79 @@ class GraderRewriter:
         # contract (exit-code replies, options it does not know passed on as `config`)
         spec.setdefault("cwd", ".")
         spec["protocol"] = "agentv"
+        if "target" in spec:
+            self._target_proxy(spec, (*path, "target"))
         extra = {k: spec.pop(k) for k in list(spec) if k not in _CODE_GRADER_KEYS}
         config = spec.get("config")
         if extra:
             spec["config"] = {**extra, **config} if isinstance(config, dict) else extra
+        return spec
+
+    def _judge_aggregator(self, aggregator: dict[str, JSON], path: LocPath) -> JSON:
+        """AgentV's `{type: llm-grader, prompt}` aggregator: `file://` names a file (found on
+        the search roots), any other text is the prompt itself, even a file's name."""
+        out = {**aggregator, "type": "llm-grader"}
+        prompt = aggregator.get("prompt")
+        if not isinstance(prompt, str):
+            return out
+        if prompt.startswith(FILE_SCHEME):
+            name = prompt.removeprefix(FILE_SCHEME)
+            found = self.roots.find(name)
+            if found is None:
+                where = self.roots.looked_at(name)
+                self.error((*path, "prompt"), f"prompt file '{name}' not found (looked at {where})")
+            else:
+                out["prompt"] = f"{FILE_SCHEME}{found}"
+        elif could_be_path(prompt.strip()) and self.roots.find(prompt.strip()) is not None:
+            self.warn(
+                (*path, "prompt"),
+                f"AgentV reads a bare aggregator `prompt:` as inline text, so the judge is given "
+                f"the text '{prompt.strip()}' itself, not the file's; assay does the same. Write "
+                f"`prompt: file://{prompt.strip()}` to aggregate with the file",
+            )
+        return out
+
+    def _program_aggregator(self, aggregator: dict[str, JSON], path: LocPath) -> JSON:
+        """AgentV's `{type: code-grader, path: "node agg.js"}` aggregator: the command (a
+        string runs in a shell, as AgentV runs it) in the eval file's directory."""
+        if canonical_type(str(aggregator["type"])) == "llm-grader":
+            return self._judge_aggregator(aggregator, path)
+        out = {k: v for k, v in aggregator.items() if k not in ("path", "script", "command")}
+        out["type"] = "code-grader"
+        command = next(
+            (aggregator[k] for k in ("path", "command", "script") if k in aggregator), None
+        )
+        for key in ("path", "script"):
+            if key in aggregator:
+                self.source.rename((*path, key), (*path, "command"))
+        if isinstance(command, str):
+            command = ["sh", "-c", command]
+        if command is not None:
+            out["command"] = command
+        out.setdefault("cwd", ".")
+        return out
+
+    def _target_proxy(self, spec: dict[str, JSON], path: LocPath) -> None:
+        """AgentV's `target: {max_calls}` (or `true`) gives the grader's program its grader
+        model through a local proxy: assay's `judge_proxy`, serving the run's judge."""
+        target = spec.pop("target")
+        self.source.rename(path, (*path[:-1], "judge_proxy"))
+        if target is True or target == {}:
+            spec["judge_proxy"] = {}
+        elif isinstance(target, dict) and set(target) == {"max_calls"}:
+            spec["judge_proxy"] = {"max_calls": target["max_calls"]}
+        else:
+            # AgentV warns and runs the grader without a proxy
+            self.warn(
+                path,
+                "AgentV ignores a code-grader `target` that is not `true` or `{max_calls: N}`, "
+                "and so does assay",
+            )
+
+    def _transform(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
+        """A v5 output transform's wrapper: its grader is an AgentV one too."""
+        if "assertion" in spec:
+            spec["assertion"] = self.grader(spec["assertion"], (*path, "assertion"))
         return spec
 
     def _trajectory(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
@@ -521,7 +664,9 @@ class GraderRewriter:
         return False
 
     def _field_accuracy(self, spec: dict[str, JSON], path: LocPath) -> dict[str, JSON]:
-        """AgentV's dotted field paths as JSONPath, its date format tokens as strptime's."""
+        """AgentV's dotted field paths as JSONPath, its date format tokens as strptime's; a
+        field a test's expected_output lacks matches in that test, as in AgentV."""
+        spec["missing_expected"] = "pass"
         for i, field in enumerate(_list(spec.get("fields"))):
             if not isinstance(field, dict):
                 continue
@@ -552,11 +697,7 @@ class GraderRewriter:
             return spec
         kind = aggregator.get("type")
         if isinstance(kind, str) and canonical_type(kind) in ("code-grader", "llm-grader"):
-            self.error(
-                (*path, "aggregator", "type"),
-                f"a {kind} aggregator is not supported by assay; use weighted_average, "
-                "minimum, maximum, safety_gate, all_or_nothing or threshold",
-            )
+            spec["aggregator"] = self._program_aggregator(aggregator, (*path, "aggregator"))
             return spec
         weights = aggregator.get("weights")
         if kind != "weighted_average":

@@ -29,10 +29,11 @@ from assay.interop.agentv._detect import (
 )
 from assay.interop.agentv._env_vars import interpolate_env
 from assay.interop.agentv._graders import (
+    PREPROCESSORS_IGNORED,
     GraderRewriter,
+    fill_criteria,
     rubric_items,
     uses_criteria,
-    with_criteria,
 )
 from assay.interop.agentv._semantics import semantic_warnings
 from assay.interop.agentv._tests import gather_tests, is_agentv_dataset
@@ -49,8 +50,6 @@ _DROPPED = ("$schema", "requires", "category", "version", "author", "license")
 """Catalogue metadata of AgentV files: it changes no result and assay has no place for it."""
 
 _UNSUPPORTED = {
-    "preprocessors": "assay graders read the target's text output; convert files to text in the "
-    "target",
     "imports": "list the tests here, or point `tests:` at a YAML, JSONL or CSV file",
     "experiment": "put `threshold` under `execution` and pass other run settings to `assay run`",
     "depends_on": "assay runs every case independently",
@@ -148,6 +147,9 @@ class _Suite(GraderRewriter):
             del mapping[key]
 
     def unsupported(self, mapping: dict[str, JSON], path: LocPath, table: dict[str, str]) -> None:
+        if "preprocessors" in mapping:
+            del mapping["preprocessors"]
+            self.warn((*path, "preprocessors"), PREPROCESSORS_IGNORED)
         for key, why in table.items():
             if key in mapping:
                 self.error((*path, key), f"AgentV's `{key}` is not supported by assay: {why}")
@@ -345,7 +347,7 @@ class _Suite(GraderRewriter):
             return rewritten
         kept = []
         for spec in rewritten:
-            if isinstance(spec, dict) and spec.get("type") == "llm-grader" and "prompt" not in spec:
+            if _promptless(spec):
                 self.promptless.append(spec)
             elif uses_criteria(spec):
                 self.with_criteria.append(spec)
@@ -578,16 +580,15 @@ class _Suite(GraderRewriter):
             test["criteria"] = criteria  # code graders read it (AgentV passes it to them)
         graders = test.get(key)
         own = graders if isinstance(graders, list) else []
-        showing = [] if skip else [dict(g) for g in self.with_criteria]
+        showing = [] if skip else list(self.with_criteria)
         if showing:
             test[key] = own = [*own, *showing]
         readers = [g for g in own if uses_criteria(g)]
-        for grader in readers:
-            assert isinstance(grader, dict)  # uses_criteria says so
+        if readers:
             text = criteria if isinstance(criteria, str) else ""
-            grader["prompt"] = with_criteria(str(grader["prompt"]), text)
+            test[key] = own = [fill_criteria(g, text) if uses_criteria(g) else g for g in own]
         promptless = [g for g in own if isinstance(g, dict) and g.get("type") == "llm-grader"]
-        promptless = [g for g in promptless if "prompt" not in g]
+        promptless = [g for g in promptless if _promptless(g)]
         inherited = [] if skip else [dict(g) for g in self.promptless]
         if not isinstance(criteria, str) or not criteria.strip():
             for grader in promptless + inherited:
@@ -767,3 +768,13 @@ class AgentVTests:
     def errors(self) -> list[ConfigIssue]:
         """Every rewrite's errors in order."""
         return self._rewriter.errors
+
+
+def _promptless(spec: JSON) -> bool:
+    """An llm-grader without a prompt (nor a program printing one): it judges the criteria."""
+    return (
+        isinstance(spec, dict)
+        and spec.get("type") == "llm-grader"
+        and "prompt" not in spec
+        and "prompt_command" not in spec
+    )

@@ -22,6 +22,7 @@ from assay.interop.agentv._v5_asserts import V5Asserts
 from assay.interop.agentv._v5_environment import EnvironmentReader
 from assay.interop.agentv._v5_prompts import Prompt, PromptReader, slug
 from assay.interop.agentv._v5_rows import Origin, RowReader
+from assay.interop.agentv._v5_transform import TransformWrapper
 from assay.results import JSON
 
 __all__ = ["V5Reader"]
@@ -106,7 +107,11 @@ class V5Reader:
         self.base_dir = base_dir
         self.warnings: list[ConfigIssue] = []
         self.errors: list[ConfigIssue] = []
-        self.asserts = V5Asserts(self.error, self.warn)
+        self.asserts = V5Asserts(self.error, self.warn, base_dir)
+        self.transforms = TransformWrapper(base_dir, self.error)
+        self.transform: tuple[JSON, LocPath] | None = None
+        """`default_test.options.transform` and where it is written."""
+        self.test_transform: tuple[JSON, LocPath] | None = None
         self.prompts = PromptReader(base_dir, self.error, self.errors.extend)
         self.rows = RowReader(source, base_dir, self.error, self.errors.extend)
         self.target: str | None = None
@@ -372,6 +377,7 @@ class V5Reader:
                     "assay runs one target per run: name it in the top-level `providers`",
                 )
         self.rubric_prompt = self._unsupported_test_keys(raw, path)
+        self.transform = _transform_of(raw, path)
         return raw
 
     def _load_ref(self, ref: str, path: LocPath) -> JSON:
@@ -523,6 +529,7 @@ class V5Reader:
                 self.source.entries.setdefault(
                     (*path, "workspace"), self.source.locate((*path, "environment"))
                 )
+        self.test_transform = _transform_of(test, path) or self.transform
         for key in ("options", "assert_scoring_function", "environment"):
             test.pop(key, None)
         if "suite" in test:
@@ -538,6 +545,10 @@ class V5Reader:
         merged = [*_list(graders), *([] if skip else self._templated(context))]
         if isinstance(self.test_rubric_prompt, str):
             merged = _with_rubric_prompt(merged, self.test_rubric_prompt)
+        if self.test_transform is not None and merged:
+            command = self.transforms.command(*self.test_transform)
+            if command is not None:
+                merged = self.transforms.wrap(merged, command)
         if merged or graders is not None:
             test["assertions"] = merged
 
@@ -554,10 +565,10 @@ class V5Reader:
         rubric_prompt: JSON = None
         if isinstance(options, dict):
             rubric_prompt = options.get("rubric_prompt")
-            for key in (k for k in options if k != "rubric_prompt"):
+            for key in (k for k in options if k not in ("rubric_prompt", "transform")):
                 why = (
-                    "assay grades the target's raw output; shape it in the target"
-                    if key in ("transform", "postprocess")
+                    "AgentV removed it; use `transform`"
+                    if key == "postprocess"
                     else "test options are not read by assay"
                 )
                 self.error((*path, "options", key), f"`options.{key}` is not supported: {why}")
@@ -603,6 +614,14 @@ class V5Reader:
                     turn.pop("assert"), (*where, "assert"), context
                 )
                 self.source.rename((*where, "assert"), (*where, "assertions"))
+
+
+def _transform_of(test: dict[str, JSON], path: LocPath) -> tuple[JSON, LocPath] | None:
+    """A test's `options.transform` (AgentV's output transform) and where it is written."""
+    options = test.get("options")
+    if isinstance(options, dict) and "transform" in options:
+        return options["transform"], (*path, "options", "transform")
+    return None
 
 
 def _dict(value: JSON) -> dict[str, JSON]:

@@ -10,9 +10,12 @@ equivalent is a located error that says why.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from assay.config._yaml import LocPath
 from assay.interop._vars import substitute_vars
+from assay.interop.agentv._custom_types import custom_assertion
+from assay.interop.agentv._v5_transform import TransformWrapper, wrap_one
 from assay.interop.promptfoo._asserts import judge_of, map_assertion
 from assay.results import JSON
 
@@ -78,9 +81,11 @@ Report = Callable[[LocPath, str], None]
 class V5Asserts:
     """Converts v5 assertion lists; `error` and `warn` report located problems."""
 
-    def __init__(self, error: Report, warn: Report) -> None:
+    def __init__(self, error: Report, warn: Report, base_dir: Path | None = None) -> None:
         self.error = error
         self.warn = warn
+        self.base_dir = base_dir
+        """The eval file's directory, where custom assertion types are looked up from."""
 
     def convert(self, specs: JSON, path: LocPath, context: dict[str, JSON]) -> JSON:
         """A v5 `assert` list (strings stay strings: v4 folds them into one rubric), with
@@ -103,12 +108,12 @@ class V5Asserts:
         negate = kind.startswith("not-")
         base = kind.removeprefix("not-")
         if "transform" in spec:
-            self.error(
-                (*path, "transform"),
-                "assay grades the target's raw output; `transform` has no equivalent (shape the "
-                "output in the target, or grade it with a code-grader)",
-            )
-            return None
+            # the assertion grades the output its transform makes (AgentV's evaluator transform)
+            transform = spec.pop("transform")
+            wrapper = TransformWrapper(self.base_dir or Path(), self.error)
+            command = wrapper.command(transform, (*path, "transform"))
+            inner = self.one(spec, path)
+            return None if command is None or inner is None else wrap_one(inner, command)
         if "metric" in spec:
             spec.setdefault("name", spec.pop("metric"))
         if base == "skill-used":
@@ -147,7 +152,10 @@ class V5Asserts:
         if base == "is-json" and "value" not in spec:
             spec["type"] = "is-json"
             return spec
-        if base in _V4_TYPES:
+        if base in _V4_TYPES or (
+            self.base_dir is not None and custom_assertion(self.base_dir, base) is not None
+        ):
+            # a custom type (AgentV's .agentv/assertions/) the v4 rewriter resolves
             spec["type"] = base
             return spec
         return self._promptfoo(base, spec, path)
