@@ -64,7 +64,7 @@ def test_unknown_inline_target_type_suggests_the_closest(tmp_path: Path) -> None
     # `str | TargetSpec`, nor the string member's "should be a valid string").
     assert errors == [
         "s.eval.yaml:2 target: unknown target type 'fak'. Did you mean 'fake'? Known target "
-        "types: anthropic, command, fake, http, openai, python, replay"
+        "types: anthropic, bedrock-agent, command, fake, http, openai, python, replay, sagemaker"
     ]
 
 
