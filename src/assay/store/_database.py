@@ -6,7 +6,7 @@ a new run's row, case results given as their JSON documents, a run's finish, eac
 against the run's state and owner in the same transaction. The rows arrive as plain data
 (`RunRow`, `FinishRow`, JSON text), so this module and everything it imports stay free of
 pydantic and `assay.results`: the writer process imports only it, its backends
-(`SQLiteDatabase`, `PostgresDatabase`) and SQLAlchemy Core, and holds ~21 MB less for it.
+(`SQLiteDatabase`, `PostgresDatabase`) and SQLAlchemy Core, and holds ~10 MB less for it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A run's `runs` row as plain data, built from the result models by the process that has them.
 
 The store writer process (`assay.store.StoreWriter`) writes rows without importing pydantic or
-`assay.results` (~21 MB of its memory), so `create_run` and `finish_run` reach it as these
+`assay.results` (~10 MB of its memory), so `create_run` and `finish_run` reach it as these
 dicts, which pickle as plain values. `SQLStore` builds the same rows: both write them through
 `SQLDatabase`, the one place that writes runs.
 
