@@ -120,7 +120,7 @@ class SQLStore(ReviewsMixin, SQLDatabase):
 
         Case results already on `run` (an imported run) are stored with it in the same
         transaction, so an import is all or nothing. A `running` run is recorded as run by
-        `owner`, by default this process (the store writer process passes its run's).
+        `owner`, by default this process.
 
         Raises:
             UsageError: A run with this id already exists.
@@ -174,7 +174,7 @@ class SQLStore(ReviewsMixin, SQLDatabase):
 
         Raises:
             UsageError: The run does not exist or is already finished, or `status` is
-                `running`, or (with `owner`, from the store writer) another process runs it.
+                `running`, or (with `owner`) another process runs it.
         """
         self.finish_run_row(run_id, finish_row(finish), owner=owner)
 
