@@ -21,8 +21,14 @@ from assay.errors import UsageError
 from assay.results import CaseResult, CaseScore
 from assay.store import SQLiteStore, SQLStore, open_store
 from assay.store._migrate import HEAD_REVISION, current_revision
-from assay.store._sql import CASE_LEVEL
-from assay.store._tables import expected_outcome_results, grader_results, metadata, runs, samples
+from assay.store._tables import (
+    CASE_LEVEL,
+    expected_outcome_results,
+    grader_results,
+    metadata,
+    runs,
+    samples,
+)
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "src" / "assay" / "store" / "migrations"
 

@@ -14,15 +14,19 @@ import pytest
 from tests._processes import running
 
 from assay.errors import UsageError
-from assay.results import CaseResult, RunResult
+from assay.results import CaseResult, RunResult, RunSummary
 from assay.store import (
     ConflictError,
     MemorySink,
+    RawJSON,
+    RunFinish,
     SQLiteStore,
     SQLStore,
     StoreWriter,
     StoreWriterError,
+    open_store,
 )
+from assay.store._location import resolve_location
 
 MakeCase = Callable[..., CaseResult]
 
@@ -167,3 +171,52 @@ def test_i22_10_a_writer_stores_nothing_into_a_run_another_process_claimed(
     finally:
         writer.close()
     assert [s.case_id for s in sqlite_store.iter_case_scores("run-0001")] == ["a"]
+
+
+SERVE_AND_LIST_MODULES = """
+import sys
+from assay.store import _writer_main
+_writer_main._serve()  # the writer process's own loop, until its parent closes it
+with open(sys.argv[1], "w") as listing:
+    listing.write("\\n".join(sorted(sys.modules)))
+"""
+
+
+def test_i23_3_the_writer_process_holds_neither_pydantic_nor_the_result_models(
+    location: str,
+    make_run: Callable[..., RunResult],
+    rich_cases: list[CaseResult],
+    tmp_path: Path,
+) -> None:
+    # Its requests are plain data: a run's rows and the results' JSON documents. Importing
+    # pydantic and `assay.results` cost the process ~10 MB of the run's 120 MB budget.
+    listing = tmp_path / "modules.txt"
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVE_AND_LIST_MODULES, str(listing)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    writer = StoreWriter(resolve_location(location, fallback=None), process)
+    writer.create_run(make_run(), {"suite": RawJSON('{"name":"s"}')})
+    writer.send("run-0001", [case.model_dump_json() for case in rich_cases])
+    writer.receive()
+    writer.finish_run(
+        "run-0001",
+        RunFinish(
+            status="completed",
+            finished_at="2025-01-02T03:05:00.000000Z",
+            summary=RunSummary(total=len(rich_cases), passed_count=len(rich_cases), passed=True),
+            duration_ms=7.0,
+        ),
+    )
+    writer.close()
+    assert process.returncode == 0
+    modules = set(listing.read_text().split())
+    assert "sqlalchemy" in modules  # it did open the store and write
+    assert not {m for m in modules if m == "pydantic" or m.startswith("pydantic.")}
+    assert not {m for m in modules if m == "assay.results" or m.startswith("assay.results.")}
+    with open_store(location) as store:
+        stored = store.get_run("run-0001", include_results=True)
+        assert stored.status == "completed" and stored.passed and stored.duration_ms == 7.0
+        assert stored.results == rich_cases
+        assert store.run_owner("run-0001") is None  # finishing cleared the owner

@@ -49,5 +49,5 @@ def test_a_run_finish_taken_from_a_run_gives_it_back_to_a_running_copy(
         }
     )
     finish = RunFinish.of(finished)
-    assert pickle.loads(pickle.dumps(finish)) == finish  # what the writer process receives
+    assert pickle.loads(pickle.dumps(finish)) == finish
     assert finish.applied_to(running) == finished

@@ -11,8 +11,7 @@ from tests.store.test_store_contract import SUMMARY, finish
 from assay.errors import UsageError
 from assay.results import CaseResult, CaseScore, RegressionResult, RunResult
 from assay.store import Baseline, RunFinish, SQLStore
-from assay.store._sql import CASE_LEVEL
-from assay.store._tables import expected_outcome_results, grader_results, runs, samples
+from assay.store._tables import CASE_LEVEL, expected_outcome_results, grader_results, runs, samples
 
 MakeRun = Callable[..., RunResult]
 MakeCase = Callable[..., CaseResult]

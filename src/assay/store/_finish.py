@@ -20,8 +20,9 @@ __all__ = ["RunFinish"]
 class RunFinish:
     """The end of a run: its final status and totals (`ResultSink.finish_run`).
 
-    One value rather than a keyword list, so the stores, the writer process (which receives
-    it pickled) and the runner cannot drift apart on a field.
+    One value rather than a keyword list, so the stores and the runner cannot drift apart on
+    a field. The columns it sets are `assay.store._rows.finish_row`'s, which is what the
+    writer process receives (it holds no model).
     """
 
     status: RunStatus

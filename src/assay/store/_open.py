@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
-
-from assay.errors import UsageError
 from assay.store._location import StoreLocation, resolve_location
-from assay.store._postgres import PostgresStore, postgres_url
+from assay.store._open_database import open_with
+from assay.store._postgres import PostgresStore
 from assay.store._protocol import Store
 from assay.store._sqlite import SQLiteStore
 
@@ -42,26 +39,4 @@ def open_location(where: StoreLocation) -> Store:
     Raises:
         UsageError: The URL is not valid, or the database cannot be opened.
     """
-    if isinstance(where.value, Path):
-        return SQLiteStore(where.value)
-    try:
-        parsed = make_url(where.value)
-    except ArgumentError as exc:
-        raise UsageError(f"{where.source} is not a valid database URL: {exc}") from exc
-    if where.backend == "postgresql":
-        return PostgresStore(postgres_url(parsed, where.source))
-    return SQLiteStore(_sqlite_path(parsed, where.source))
-
-
-def _sqlite_path(parsed: URL, source: str) -> Path:
-    if not parsed.database or parsed.database == ":memory:":
-        raise UsageError(
-            f"{source} names an in-memory SQLite database, which loses every run when the "
-            "process ends; give a file: sqlite:///path/to/assay.db"
-        )
-    if parsed.query:
-        raise UsageError(
-            f"{source} carries URL query parameters ({', '.join(sorted(parsed.query))}), "
-            "which the SQLite store does not accept; give only sqlite:///path/to/assay.db"
-        )
-    return Path(parsed.database)
+    return open_with(where, sqlite=SQLiteStore, postgres=PostgresStore)

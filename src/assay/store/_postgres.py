@@ -1,45 +1,14 @@
-"""The PostgreSQL run store, for teams that share one history (`ASSAY_DATABASE_URL`).
-
-The driver is psycopg 3, installed with the `assay[postgres]` extra; nothing imports it until
-a PostgreSQL URL is opened, so SQLite users never pay for it.
-"""
+"""The PostgreSQL run store: `SQLStore` on a `PostgresDatabase`."""
 
 from __future__ import annotations
 
-import importlib.util
-
-from sqlalchemy import create_engine
-from sqlalchemy.engine import URL
-
-from assay.errors import UsageError
-from assay.store._location import StoreLocation
+from assay.store._postgres_database import PostgresDatabase
 from assay.store._sql import SQLStore
 
-__all__ = ["PostgresStore", "postgres_url"]
-
-_DRIVER = "postgresql+psycopg"
-_ACCEPTED = ("postgres", "postgresql", _DRIVER)
+__all__ = ["PostgresStore"]
 
 
-def postgres_url(url: URL, source: str) -> URL:
-    """`url` with the psycopg 3 driver, which is the one assay installs and tests.
-
-    Raises:
-        UsageError: The URL asks for another driver (e.g. psycopg2), or names no database.
-    """
-    if url.drivername not in _ACCEPTED:
-        raise UsageError(
-            f"{source} asks for the driver '{url.drivername}'; assay talks to PostgreSQL "
-            f"through psycopg 3: write the URL as {_DRIVER}://user@host/dbname"
-        )
-    if not url.database:
-        raise UsageError(
-            f"{source} names no database; write it as {_DRIVER}://user@host:5432/dbname"
-        )
-    return url.set(drivername=_DRIVER)
-
-
-class PostgresStore(SQLStore):
+class PostgresStore(SQLStore, PostgresDatabase):
     """A run store in a PostgreSQL database, shared by every process that opens the same URL.
 
     Args:
@@ -48,25 +17,3 @@ class PostgresStore(SQLStore):
     Raises:
         UsageError: psycopg is not installed, or the server cannot be reached.
     """
-
-    def __init__(self, url: URL) -> None:
-        if importlib.util.find_spec("psycopg") is None:
-            raise UsageError(
-                "PostgreSQL run stores need the psycopg driver, which is not installed; "
-                "install it with: pip install 'assay[postgres]'"
-            )
-        self._url = url
-        # pre_ping: a server restart between two commands of `assay serve` costs a reconnect,
-        # not an error page.
-        engine = create_engine(url, pool_pre_ping=True)
-        super().__init__(
-            engine,
-            url.render_as_string(hide_password=True),
-            location=StoreLocation(url.render_as_string(hide_password=False), "the store location"),
-        )
-
-    def _hint(self, reason: str) -> str:
-        return (
-            "Check that the server is running, the database exists, and the user may "
-            "create tables in it."
-        )

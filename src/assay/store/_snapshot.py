@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import secrets
+from typing import TYPE_CHECKING
 
-from assay.results import JSON
+if TYPE_CHECKING:
+    from assay.results import JSON
 
 __all__ = ["RawJSON", "decode_snapshot", "encode_snapshot"]
 

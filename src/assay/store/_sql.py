@@ -2,7 +2,9 @@
 
 Durability comes from committing results as they are graded (SPEC §6): a crash or Ctrl-C
 loses at most what was not yet handed to the store. The backends differ only in how their
-engine is made (`SQLiteStore`, `PostgresStore`); every query here is portable SQL.
+engine is made (`SQLiteStore`, `PostgresStore`); every query here is portable SQL. Writes
+go through `SQLDatabase` as plain rows (`assay.store._rows`), the one code that writes runs,
+which the store writer process uses without the models.
 
 Each case result is stored whole as JSON text in `case_results.data` (read back exactly as
 written) and, for queries, as rows of `samples`, `grader_results` and
@@ -11,17 +13,13 @@ written) and, for queries, as rows of `samples`, `grader_results` and
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from sqlalchemy import (
     Connection,
-    Engine,
     Row,
-    Table,
     and_,
     delete,
     func,
@@ -30,24 +28,19 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from assay.errors import UsageError
 from assay.results import (
     JSON,
     CaseResult,
     CaseScore,
-    RegressionResult,
     RunResult,
     RunStatus,
-    TokenUsage,
     Verdict,
 )
+from assay.store._database import SQLDatabase
 from assay.store._errors import ConflictError, NotFoundError, resume_refusal
-from assay.store._failures import report_failures
 from assay.store._finish import RunFinish
-from assay.store._location import StoreLocation
-from assay.store._migrate import migrate
 from assay.store._owner import RunOwner
 from assay.store._pages import (
     ResultFilter,
@@ -63,9 +56,9 @@ from assay.store._pages import (
 )
 from assay.store._process_writer import StoreWriter
 from assay.store._reviews import ReviewsMixin
-from assay.store._snapshot import decode_snapshot, encode_snapshot
+from assay.store._rows import finish_row, run_row
+from assay.store._snapshot import decode_snapshot
 from assay.store._tables import (
-    CASE_LEVEL,
     baselines,
     case_results,
     case_tags,
@@ -74,7 +67,6 @@ from assay.store._tables import (
     runs,
     samples,
 )
-from assay.store._text import json_without_nul, without_nul
 
 __all__ = ["Baseline", "SQLStore"]
 
@@ -103,78 +95,21 @@ class Baseline:
     pinned_at: str
 
 
-class SQLStore(ReviewsMixin):
-    """A run store on a SQLAlchemy engine; implements `assay.store.Store`.
+class SQLStore(ReviewsMixin, SQLDatabase):
+    """A run store on the result models; implements `assay.store.Store`.
+
+    The models' half of the store: it turns them into plain rows that `SQLDatabase` writes
+    (as it writes the store writer process's), and reads them back. It takes
+    `SQLDatabase`'s arguments; `SQLiteStore` and `PostgresStore` make it on their backend.
 
     Safe to share between threads (each call checks a connection out of the pool) and
     between processes (the database's own locking).
-
-    Args:
-        engine: Where the runs live; its schema is migrated to the current version now.
-        where: How messages name the store (a path, or a URL without its password).
-        writes: The engine to write through, when writes need their own execution options.
-        location: Where another process opens the same database (password included), for
-            `spawn_writer`.
-
-    Raises:
-        UsageError: The database cannot be reached or is not a run store.
     """
-
-    def __init__(
-        self,
-        engine: Engine,
-        where: str,
-        *,
-        writes: Engine | None = None,
-        location: StoreLocation | None = None,
-    ) -> None:
-        self._engine = engine
-        self._location = location
-        self._where = where
-        self._writes = writes if writes is not None else engine
-        try:
-            migrate(self._writes, where)
-        except DBAPIError as exc:
-            self._engine.dispose()
-            raise UsageError(
-                f"cannot open the run store {where}: {exc.orig}. {self._hint(str(exc.orig))}"
-            ) from exc
-        except BaseException:
-            self._engine.dispose()
-            raise
-        report_failures(self._engine, where)
 
     def spawn_writer(self) -> StoreWriter | None:
         """A process that commits results to this database on its own (see `StoreWriter`);
         None for a store opened on an engine alone, which another process cannot reopen."""
         return StoreWriter(self._location) if self._location is not None else None
-
-    def _hint(self, reason: str) -> str:
-        """What to check when the database cannot be opened for `reason` (the driver's)."""
-        return "Check that the database exists and is reachable."
-
-    @property
-    def engine(self) -> Engine:
-        """The SQLAlchemy engine, for migrations and maintenance that the protocol lacks."""
-        return self._engine
-
-    def describe(self) -> str:
-        """Where the runs are, for messages such as "stored in ..."."""
-        return self._where
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._where!r})"
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- writing -------------------------------------------------------------------------
 
@@ -185,7 +120,7 @@ class SQLStore(ReviewsMixin):
 
         Case results already on `run` (an imported run) are stored with it in the same
         transaction, so an import is all or nothing. A `running` run is recorded as run by
-        `owner`, by default this process (the store writer process passes its run's).
+        `owner`, by default this process.
 
         Raises:
             UsageError: A run with this id already exists.
@@ -210,36 +145,7 @@ class SQLStore(ReviewsMixin):
         Raises:
             UsageError: A run with this id already exists, or a case id comes twice.
         """
-        row = {
-            "id": run.id,
-            "suite": without_nul(run.suite),
-            "target": without_nul(run.target),
-            "status": run.status,
-            "started_at": run.started_at,
-            "finished_at": run.finished_at,
-            "config": run.config.model_dump(mode="json"),
-            "summary": run.summary.model_dump(mode="json"),
-            "snapshot": json_without_nul(encode_snapshot(snapshot)),
-            "duration_ms": run.duration_ms,
-            "token_usage": _dump_usage(run.token_usage),
-            "cost_usd": run.cost_usd,
-            "assay_version": run.assay_version,
-            "scheduling": run.scheduling.model_dump(mode="json") if run.scheduling else None,
-            "passed": None if run.status == "running" else run.passed,
-            "regression": _dump_regression(run.regression),
-            "owner": owner.encode() if owner is not None and run.status == "running" else None,
-        }
-        try:
-            with self._writes.begin() as conn:
-                conn.execute(insert(runs), row)
-                if documents:
-                    _insert_cases(conn, run.id, 1, documents)
-        except IntegrityError as exc:
-            if self._exists(run.id):
-                raise ConflictError(f"run '{run.id}' already exists in {self._where}") from exc
-            raise UsageError(
-                f"run '{run.id}' lists a case id more than once; case ids are unique per run"
-            ) from exc
+        self.insert_run(run_row(run, snapshot, owner), documents)
 
     def add_case_result(self, run_id: str, result: CaseResult) -> None:
         """Commit one graded case result at once, in its own transaction.
@@ -257,35 +163,6 @@ class SQLStore(ReviewsMixin):
         """
         self.add_case_documents(run_id, [result.model_dump_json() for result in results])
 
-    def add_case_documents(
-        self, run_id: str, documents: Sequence[str], *, owner: RunOwner | None = None
-    ) -> None:
-        """`add_case_results` for results already serialised as their §8 JSON documents.
-
-        The store writer process (`assay.store.StoreWriter`) commits through this: it receives
-        the documents, never the result objects. It passes its run's `owner`, so a writer
-        left behind by a killed run stores nothing once a resume has claimed the run.
-
-        Raises:
-            UsageError: The run does not exist, is finished, already has one of the case
-                ids, or (with `owner`) is run by another process now.
-        """
-        if not documents:
-            return
-        try:
-            with self._writes.begin() as conn:
-                self._require_running(conn, run_id, "add a case result to", owner)
-                last = conn.execute(
-                    select(func.max(case_results.c.seq)).where(case_results.c.run_id == run_id)
-                ).scalar_one()
-                _insert_cases(conn, run_id, (last or 0) + 1, documents)
-        except IntegrityError as exc:
-            ids = ", ".join(f"'{json.loads(d)['case_id']}'" for d in documents)
-            raise ConflictError(
-                f"run '{run_id}' already has a result for case {ids}; "
-                "each case is stored once per run"
-            ) from exc
-
     def finish_run(
         self,
         run_id: str,
@@ -297,33 +174,9 @@ class SQLStore(ReviewsMixin):
 
         Raises:
             UsageError: The run does not exist or is already finished, or `status` is
-                `running`, or (with `owner`, from the store writer) another process runs it.
+                `running`, or (with `owner`) another process runs it.
         """
-        if finish.status == "running":
-            raise UsageError(
-                f"cannot finish run '{run_id}' with status 'running'; "
-                "use 'completed', 'interrupted' or 'failed'"
-            )
-        scheduling, regression = finish.scheduling, finish.regression
-        with self._writes.begin() as conn:
-            self._require_running(conn, run_id, "finish", owner)
-            conn.execute(
-                update(runs)
-                .where(runs.c.id == run_id)
-                .values(
-                    status=finish.status,
-                    finished_at=finish.finished_at,
-                    summary=finish.summary.model_dump(mode="json"),
-                    duration_ms=finish.duration_ms,
-                    token_usage=_dump_usage(finish.token_usage),
-                    cost_usd=finish.cost_usd,
-                    scheduling=scheduling.model_dump(mode="json") if scheduling else None,
-                    passed=finish.summary.passed
-                    and (regression is None or regression.status != "critical"),
-                    regression=_dump_regression(regression),
-                    owner=None,
-                )
-            )
+        self.finish_run_row(run_id, finish_row(finish), owner=owner)
 
     def reopen_run(self, run_id: str, *, takeover: bool = False) -> RunResult:
         """Claim an interrupted or failed run for `--resume`: set it running again, owned
@@ -708,10 +561,6 @@ class SQLStore(ReviewsMixin):
             row = conn.execute(stmt).first()
         return None if row is None else _run_from_row(row)
 
-    def close(self) -> None:
-        """Close every pooled connection; the store must not be used afterwards."""
-        self._engine.dispose()
-
     # -- internals -----------------------------------------------------------------------
 
     def _stream_results(
@@ -728,34 +577,6 @@ class SQLStore(ReviewsMixin):
             result = conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
             for data in result.scalars():
                 yield CaseResult.model_validate_json(data)
-
-    def _exists(self, run_id: str) -> bool:
-        with self._engine.connect() as conn:
-            found = conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first()
-        return found is not None
-
-    def _require_running(
-        self, conn: Connection, run_id: str, action: str, owner: RunOwner | None = None
-    ) -> None:
-        """Refuse unless the run is running (and, given `owner`, run by that process)."""
-        # FOR UPDATE locks the row on servers; SQLite omits it and the write lock suffices.
-        row = conn.execute(
-            select(runs.c.status, runs.c.owner).where(runs.c.id == run_id).with_for_update()
-        ).one_or_none()
-        if row is None:
-            raise NotFoundError(f"cannot {action} run '{run_id}': not found in {self._where}")
-        status, stored = row
-        if status != "running":
-            raise ConflictError(
-                f"cannot {action} run '{run_id}': it is already finished (status '{status}') "
-                "and finished runs are immutable"
-            )
-        if owner is not None and stored != owner.encode():
-            now = RunOwner.decode(stored)
-            raise ConflictError(
-                f"cannot {action} run '{run_id}': it was taken over by "
-                f"{now.describe() if now else 'another process'}, which completes it"
-            )
 
     def _resolve(self, conn: Connection, run_id: str) -> str:
         """The full id of the run `run_id` names exactly, as a unique prefix, or as a unique
@@ -792,131 +613,6 @@ class SQLStore(ReviewsMixin):
                 "Give more characters of the id."
             )
         return str(matches[0])
-
-
-def _dump_usage(usage: TokenUsage | None) -> dict[str, JSON] | None:
-    return usage.model_dump(mode="json") if usage is not None else None
-
-
-def _dump_regression(regression: RegressionResult | None) -> dict[str, JSON] | None:
-    return regression.model_dump(mode="json") if regression is not None else None
-
-
-def _insert_cases(conn: Connection, run_id: str, first_seq: int, texts: Sequence[str]) -> None:
-    """Insert case results, given as their JSON documents, and their queryable rows.
-
-    The rows are read from the stored JSON itself (one way for every writer, including the
-    writer process, which never holds the result objects), one statement per table."""
-    cases: list[tuple[Any, ...]] = []
-    sample_rows: list[tuple[Any, ...]] = []
-    grader_rows: list[tuple[Any, ...]] = []
-    outcome_rows: list[tuple[Any, ...]] = []
-    tag_rows: list[tuple[Any, ...]] = []
-    for seq, given in enumerate(texts, first_seq):
-        text = json_without_nul(given)  # PostgreSQL text holds no NUL (model output may)
-        result = json.loads(text)
-        case_id = result["case_id"]
-        # A set: the key allows a tag once per case, and a hand-written result may repeat one.
-        tag_rows.extend((run_id, case_id, tag) for tag in sorted(set(result["tags"])))
-        cases.append(
-            (
-                run_id,
-                seq,
-                case_id,
-                result["verdict"],
-                result["score"],
-                result["duration_ms"],
-                text,
-            )
-        )
-        parts: list[tuple[int, dict[str, Any]]] = [(CASE_LEVEL, result)]
-        for sample in result["samples"]:
-            index = sample["index"]
-            sample_rows.append(
-                (run_id, case_id, index, sample["verdict"], sample["score"], sample["duration_ms"])
-            )
-            parts.append((index, sample))
-        for index, part in parts:
-            grader_rows.extend(
-                (
-                    run_id,
-                    case_id,
-                    index,
-                    position,
-                    grader["name"],
-                    grader["type"],
-                    grader["verdict"],
-                    grader["score"],
-                    grader["weight"],
-                    grader["required"],
-                    grader["judge_model"],
-                )
-                for position, grader in enumerate(part["grader_results"])
-            )
-            outcome_rows.extend(
-                (
-                    run_id,
-                    case_id,
-                    index,
-                    position,
-                    outcome["outcome"],
-                    outcome["passed"],
-                    outcome["justification"],
-                )
-                for position, outcome in enumerate(part["expected_outcome_results"])
-            )
-    for table, columns, rows in (
-        (case_results, _CASE_COLUMNS, cases),
-        (samples, _SAMPLE_COLUMNS, sample_rows),
-        (grader_results, _GRADER_COLUMNS, grader_rows),
-        (expected_outcome_results, _OUTCOME_COLUMNS, outcome_rows),
-        (case_tags, _TAG_COLUMNS, tag_rows),
-    ):
-        if rows:
-            _insert_many(conn, table, columns, rows)
-
-
-_CASE_COLUMNS = ("run_id", "seq", "case_id", "verdict", "score", "duration_ms", "data")
-_SAMPLE_COLUMNS = ("run_id", "case_id", "sample_index", "verdict", "score", "duration_ms")
-_GRADER_COLUMNS = (
-    "run_id",
-    "case_id",
-    "sample_index",
-    "position",
-    "name",
-    "type",
-    "verdict",
-    "score",
-    "weight",
-    "required",
-    "judge_model",
-)
-_OUTCOME_COLUMNS = (
-    "run_id",
-    "case_id",
-    "sample_index",
-    "position",
-    "outcome",
-    "passed",
-    "justification",
-)
-_TAG_COLUMNS = ("run_id", "case_id", "tag")
-
-
-def _insert_many(
-    conn: Connection, table: Table, columns: tuple[str, ...], rows: list[tuple[Any, ...]]
-) -> None:
-    """One `executemany` of positional rows, straight to the driver.
-
-    SQLAlchemy's per-row parameter processing cost more than the database's own work on the
-    run's hottest path (a few rows per graded case); the columns here are plain values the
-    drivers adapt themselves (text, numbers, booleans, NULL)."""
-    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    sql = (
-        f"INSERT INTO {table.name} ({', '.join(columns)}) "  # noqa: S608 -- fixed identifiers
-        f"VALUES ({', '.join([mark] * len(columns))})"
-    )
-    conn.exec_driver_sql(sql, rows)
 
 
 def _run_from_row(row: Row[Any]) -> RunResult:

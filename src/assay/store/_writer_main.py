@@ -1,7 +1,9 @@
 """The store writer process (`python -m assay.store._writer_main`): see `StoreWriter`.
 
 Kept apart from `_process_writer` so that running it as `__main__` does not execute a module
-the `assay.store` package has already imported.
+the `assay.store` package has already imported. It imports the standard library, SQLAlchemy
+Core and the store's modules that hold no model (`SQLDatabase` and its backends), never
+pydantic or `assay.results`: its requests are plain data, and a test keeps it so.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ import sys
 from typing import Any
 
 from assay.errors import UsageError
+from assay.store._database import SQLDatabase
 from assay.store._errors import ConflictError, StoreUnavailableError
-from assay.store._open import open_location
+from assay.store._open_database import open_database
 from assay.store._owner import RunOwner
-from assay.store._process_writer import receive_message, send_message
-from assay.store._sql import SQLStore
+from assay.store._writer_process import receive_message, send_message
 
 _Outcome = tuple[str, str] | None
 """What a request's answer says: None (done), or its error's kind and message."""
@@ -41,7 +43,7 @@ def _serve() -> None:
         return
     location, encoded_owner = opening
     owner = RunOwner.decode(encoded_owner)
-    store: SQLStore | None = None
+    store: SQLDatabase | None = None
     refused: _Outcome = None
     try:
         while True:
@@ -50,9 +52,7 @@ def _serve() -> None:
                 return
             if store is None and refused is None:
                 try:
-                    opened = open_location(location)
-                    assert isinstance(opened, SQLStore)
-                    store = opened
+                    store = open_database(location)
                 except Exception as exc:  # the run hears why in the answer to its request
                     refused = _failure(exc)
             outcome = refused if store is None else _carry_out(store, message, owner)
@@ -64,17 +64,20 @@ def _serve() -> None:
             store.close()
 
 
-def _carry_out(store: SQLStore, request: tuple[str, Any, Any], owner: RunOwner | None) -> _Outcome:
-    """One request of `StoreWriter`: `("add", run_id, documents)`, `("create", run,
-    snapshot)` or `("finish", run_id, RunFinish)`, on behalf of the run's process `owner`."""
+def _carry_out(
+    store: SQLDatabase, request: tuple[str, Any, Any], owner: RunOwner | None
+) -> _Outcome:
+    """One request of `StoreWriter`: `("add", run_id, documents)`, `("create", RunRow,
+    documents)` or `("finish", run_id, FinishRow)`, on behalf of the run's process `owner`
+    (the `RunRow` of a created run records it already)."""
     kind, first, second = request
     try:
         if kind == "add":
             store.add_case_documents(first, second, owner=owner)
         elif kind == "create":
-            store.create_run(first, second, owner=owner)
+            store.insert_run(first, second)
         else:
-            store.finish_run(first, second, owner=owner)
+            store.finish_run_row(first, second, owner=owner)
     except Exception as exc:
         return _failure(exc)
     return None
