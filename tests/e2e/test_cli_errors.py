@@ -150,7 +150,8 @@ REFUSED = {
         HEAD.replace("tests:", "judge: {provider: openia, model: m}\ntests:"),
         "s.eval.yaml:3 judge.provider: unknown provider 'openia'. Did you mean 'openai'? Known "
         "providers: openai, azure, openrouter, groq, together, fireworks, deepseek, mistral, "
-        "gemini, ollama, vllm, sglang, lmstudio, bedrock, anthropic, fake",
+        "gemini, huggingface, truefoundry, vertex, ollama, vllm, sglang, lmstudio, bedrock, "
+        "anthropic, vertex-anthropic, fake",
     ),
 }
 

@@ -1,6 +1,8 @@
 // promptfoo's `javascript` assertion contract on top of assay's code-grader contract.
 //
 // assay runs: node assertion.cjs [--threshold N] [--config JSON] [--transform] -- VALUE
+// (or --code-file PATH instead of -- VALUE: inline code kept in a file, relative to the
+// suite, when it holds `${…}` the suite would read as a variable)
 // and writes the grading context as JSON on stdin. VALUE is inline JavaScript (an expression,
 // or a function body when it spans several lines) or `file:///abs/path.js[:function]`. The
 // code gets promptfoo's `output` and `context` ({prompt, vars, test, config, providerResponse})
@@ -10,6 +12,7 @@
 // transform instead and its result is printed as {"output": value}.
 'use strict';
 
+const fs = require('fs');
 const path = require('path');
 const { pathToFileURL } = require('url');
 
@@ -20,6 +23,7 @@ function parseArgs(argv) {
     if (arg === '--threshold') options.threshold = Number(argv[++i]);
     else if (arg === '--config') options.config = JSON.parse(argv[++i]);
     else if (arg === '--transform') options.transform = true;
+    else if (arg === '--code-file') options.value = fs.readFileSync(argv[++i], 'utf8');
     else if (arg === '--') {
       options.value = argv.slice(i + 1).join(' ');
       break;

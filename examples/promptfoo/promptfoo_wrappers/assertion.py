@@ -8,7 +8,8 @@ of `def main(output, context)` when it spans several lines) or `file:///abs/path
 boolean, a number, a {pass, score, reason} dict or its JSON text. The verdict is promptfoo's
 (a number passes when > 0, or >= the threshold when one is set; a dict fails below the
 threshold) and is printed as an assay reply {"score": 1 or 0, "reasoning": ...}. With
---transform the result is printed as {"output": value} instead.
+--transform the result is printed as {"output": value} instead. `--code-file PATH` replaces
+`-- VALUE` when the inline code holds `${...}`, which the suite would read as a variable.
 
 Standard library only: it runs under whichever `python3` the suite's PATH finds, like
 promptfoo's own Python assertions.
@@ -150,9 +151,13 @@ def main() -> None:
     parser.add_argument("--threshold", type=float)
     parser.add_argument("--config", type=json.loads)
     parser.add_argument("--transform", action="store_true")
+    parser.add_argument("--code-file")
     parser.add_argument("value", nargs=argparse.REMAINDER)
     options = parser.parse_args()
     value = " ".join(options.value[1:] if options.value[:1] == ["--"] else options.value)
+    if options.code_file:  # inline code kept beside the suite (it holds `${...}`)
+        with open(options.code_file, encoding="utf-8") as code:
+            value = code.read()
     ctx = json.loads(sys.stdin.read())
     output = _promptfoo_output(ctx)
     context = _context(ctx, options.config, options.transform)
