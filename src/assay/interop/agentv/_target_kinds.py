@@ -18,7 +18,7 @@ from assay.config._expansions import record
 from assay.interop.agentv._env import whole_reference
 from assay.results import JSON
 
-__all__ = ["TargetMapper", "Unmapped"]
+__all__ = ["TargetMapper", "Unmapped", "is_builtin_kind"]
 
 _RUNNER = Path(__file__).with_name("_agent_cli.py")
 _ASSAY_PLACEHOLDER = re.compile(r"\{(PROMPT|PROMPT_FILE|OUTPUT_FILE|CASE_ID)\}")
@@ -65,6 +65,16 @@ _MODEL_API = {
     "google": "gemini",
     "google-gemini": "gemini",
 }
+
+
+def is_builtin_kind(kind: str) -> bool:
+    """Whether `kind` is one of AgentV's own provider kinds (a coding agent, `cli`, `mock`, a
+    model API, or one assay refuses with a reason), not a convention provider's name."""
+    kind = kind.strip().lower()
+    return kind in _AGENTS or kind in _MODEL_API or kind in _UNSUPPORTED or kind in _OWN_KINDS
+
+
+_OWN_KINDS = frozenset({"cli", "mock", "agentv"})
 
 
 class Unmapped(Exception):
