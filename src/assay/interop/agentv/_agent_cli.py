@@ -176,6 +176,139 @@ def run_cli(spec: dict[str, Any], prompt: str, case_id: str) -> dict[str, Any]:
     return _cli_reply(content)
 
 
+# -- AgentV's `replay` provider ---------------------------------------------------------------
+
+_FIXTURE_SCHEMA = "agentv.replay_fixture.v1"
+
+
+def run_replay(spec: dict[str, Any], case_id: str, attempt: int) -> dict[str, Any]:
+    """AgentV's ReplayProvider: the recorded output of this case, looked up in `fixtures`
+    (one `agentv.replay_fixture.v1` record per line, matched by suite or eval path, test id,
+    source target, attempt and variant; exactly one must match) or in `transcripts` (AgentV's
+    transcript rows, one message per line, matched by test id and source target)."""
+    path = Path(str(spec["path"]))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Failure(f"{spec['label']}: cannot read replay file {path}: {exc}") from None
+    if spec["source"] == "transcripts":
+        return _transcript_reply(spec, text, case_id)
+    lookup = {
+        "suite": spec.get("suite"),
+        "eval_path": spec.get("eval_path"),
+        "test_id": case_id,
+        "source_target": spec["source_target"],
+        "attempt": attempt,
+        "variant": spec.get("variant"),
+    }
+    matches = [r for r in _fixture_records(path, text) if _fixture_matches(r, lookup)]
+    if len(matches) != 1:
+        key = " ".join(f"{k}={v}" for k, v in lookup.items() if v is not None)
+        found = "no record" if not matches else f"{len(matches)} duplicate records"
+        raise Failure(f"{spec['label']}: replay fixture lookup found {found} for {key} in {path}")
+    record = matches[0]
+    recorded: dict[str, Any] = {
+        k: record[k] for k in ("token_usage", "cost_usd", "duration_ms") if k in record
+    }
+    return _recorded_reply(record["output"], recorded)
+
+
+def _fixture_records(path: Path, text: str) -> list[dict[str, Any]]:
+    records = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise Failure(f"Invalid replay fixture JSONL at {path}:{number}: {exc}") from None
+        ok = (
+            isinstance(record, dict)
+            and record.get("schema_version") == _FIXTURE_SCHEMA
+            and all(isinstance(record.get(k), str) for k in ("suite", "test_id", "source_target"))
+            and isinstance(record.get("output"), list)
+        )
+        if not ok:
+            raise Failure(
+                f"Invalid replay fixture record at {path}:{number}: needs schema_version "
+                f"'{_FIXTURE_SCHEMA}', suite, test_id, source_target and an output list"
+            )
+        records.append(record)
+    return records
+
+
+def _fixture_matches(record: dict[str, Any], lookup: dict[str, Any]) -> bool:
+    """AgentV's replayLookupIdentityMatches."""
+    if lookup["suite"] and record["suite"] != lookup["suite"]:
+        return False
+    recorded_path = record.get("eval_path")
+    if recorded_path and not (
+        lookup["eval_path"] and _same_eval_path(str(recorded_path), str(lookup["eval_path"]))
+    ):
+        return False
+    return (
+        record["test_id"] == lookup["test_id"]
+        and record["source_target"] == lookup["source_target"]
+        and (record.get("attempt") or 0) == lookup["attempt"]
+        and (record.get("variant") or None) == (lookup["variant"] or None)
+    )
+
+
+def _same_eval_path(recorded: str, lookup: str) -> bool:
+    def normal(value: str) -> str:
+        value = value.replace("\\", "/").removeprefix("./")
+        while "//" in value:
+            value = value.replace("//", "/")
+        return value
+
+    return normal(recorded) == normal(lookup) or (
+        os.path.isabs(lookup) and normal(lookup).endswith("/" + normal(recorded))
+    )
+
+
+def _transcript_reply(spec: dict[str, Any], text: str, case_id: str) -> dict[str, Any]:
+    rows = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise Failure(f"Invalid transcript JSONL at {spec['path']}:{number}: {exc}") from None
+        if (
+            isinstance(row, dict)
+            and row.get("test_id") == case_id
+            and row.get("target") == spec["source_target"]
+        ):
+            rows.append(row)
+    if not rows:
+        raise Failure(
+            f"{spec['label']}: transcript replay lookup found no record for test_id={case_id} "
+            f"source_target={spec['source_target']} in {spec['path']}"
+        )
+    rows.sort(key=lambda r: r.get("message_index") or 0)
+    first = rows[0]
+    recorded = {
+        field: first[key]
+        for key, field in (
+            ("transcript_token_usage", "token_usage"),
+            ("transcript_cost_usd", "cost_usd"),
+            ("transcript_duration_ms", "duration_ms"),
+        )
+        if first.get(key) is not None
+    }
+    keys = ("role", "content", "tool_calls", "duration_ms")
+    return _recorded_reply([{k: r[k] for k in keys if k in r} for r in rows], recorded)
+
+
+def _recorded_reply(messages: list[Any], recorded: dict[str, Any]) -> dict[str, Any]:
+    """A recorded AgentV response (its messages, token usage, cost and duration) as assay's
+    structured reply, read as AgentV's CLI output is."""
+    if not messages:
+        return {"output": ""}
+    return _cli_reply(json.dumps({"output": messages, **recorded}))
+
+
 # -- coding agents ---------------------------------------------------------------------------
 
 
@@ -536,8 +669,12 @@ def main(argv: list[str]) -> int:
     spec = json.loads(argv[0])
     prompt = Path(argv[1]).read_text(encoding="utf-8")
     try:
-        run = run_cli if spec["kind"] == "cli" else _agent
-        reply = run(spec, prompt, argv[2])
+        if spec["kind"] == "replay":  # the case mapping on stdin gives the repeat (attempt)
+            case = json.loads(sys.stdin.read() or "{}")
+            reply = run_replay(spec, argv[2], int(case.get("repeat_index") or 0))
+        else:
+            run = run_cli if spec["kind"] == "cli" else _agent
+            reply = run(spec, prompt, argv[2])
     except Failure as exc:
         print(str(exc), file=sys.stderr)
         return exc.status

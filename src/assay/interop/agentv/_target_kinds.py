@@ -51,7 +51,6 @@ _UNSUPPORTED = {
     "copilot-log": "assay does not read Copilot session logs; record outputs and use a "
     "`replay` target",
     "transcript": "use a `replay` target with the recorded outputs",
-    "replay": "AgentV's replay fixtures differ from assay's; use a `replay` target",
     "bedrock": "AgentV itself has no bedrock provider",
     "vertex": "AgentV itself has no vertex provider",
 }
@@ -74,7 +73,8 @@ def is_builtin_kind(kind: str) -> bool:
     return kind in _AGENTS or kind in _MODEL_API or kind in _UNSUPPORTED or kind in _OWN_KINDS
 
 
-_OWN_KINDS = frozenset({"cli", "mock", "agentv"})
+_OWN_KINDS = frozenset({"cli", "mock", "agentv", "replay"})
+_REPLAY_SOURCES = ("fixtures", "transcripts", "execution_traces")
 
 
 class Unmapped(Exception):
@@ -95,8 +95,12 @@ class TargetMapper:
         eval_dir: Path,
         targets_file: str,
         name: str,
+        *,
+        identity: Mapping[str, str] | None = None,
     ) -> None:
         self.d = definition
+        self.identity = identity or {}
+        """The eval file's `suite` name and `eval_path`, which a replay target matches."""
         self.env = env
         self.eval_dir = eval_dir
         self.targets_file = targets_file
@@ -202,6 +206,8 @@ class TargetMapper:
             return self.agent(kind)
         if kind == "cli":
             return self.cli(self.text("command", required=True) or "")
+        if kind == "replay":
+            return self.replay()
         # AgentV runs an unknown kind as a convention provider from .agentv/providers/.
         command = self.text("command") or f"bun run .agentv/providers/{kind}.ts {{PROMPT}}"
         return self.cli(command)
@@ -338,6 +344,36 @@ class TargetMapper:
         if files is not None:
             runner["files_format"] = files
         return self._command(runner, self._cwd())
+
+    def replay(self) -> dict[str, JSON]:
+        """AgentV's `replay` provider: the recorded outputs of its `fixtures` or `transcripts`
+        file (relative to the eval file's directory), read by `_agent_cli.py` at run time as
+        AgentV reads them when the case runs."""
+        given = {k: v for k in _REPLAY_SOURCES if (v := self.text(k)) is not None}
+        if len(given) != 1:
+            raise Unmapped(
+                "a replay target needs exactly one source: `fixtures`, `transcripts` or "
+                "`execution_traces`"
+            )
+        [(source, value)] = given.items()
+        if source == "execution_traces":
+            raise Unmapped(
+                "replay from `execution_traces` (agentv.trace.v1 artifacts) is not supported: "
+                "replay `fixtures` or `transcripts`",
+                source,
+            )
+        runner: dict[str, JSON] = {
+            "kind": "replay",
+            "source": source,
+            "path": str((self.eval_dir / value).resolve()),
+            "source_target": self.text("source_target", required=True),
+            "label": f"replay target '{self.name}'",
+        }
+        for key in ("suite", "eval_path", "variant"):
+            match = self.text(key) or self.identity.get(key)
+            if match:
+                runner[key] = match
+        return self._command(runner, None)
 
     def agent(self, kind: str) -> dict[str, JSON]:
         """A coding agent's CLI, started by `_agent_cli.py` with AgentV's arguments."""

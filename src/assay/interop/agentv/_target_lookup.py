@@ -8,6 +8,7 @@ run is planned, with the reason and the targets file it was looked up in.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,8 +109,9 @@ def select_agentv_target(
     config_warnings = _config_warnings(config)
     file = find_targets_file(eval_dir, repo_root)
     env = AgentVEnv.for_eval(eval_dir, repo_root)
-    aliases = aliases if isinstance(aliases, dict) else None
-    catalogue = _ConfigCatalogue(config_file, config, env, eval_dir, file, aliases=aliases)
+    catalogue = _ConfigCatalogue(
+        config_file, config, env, eval_dir, file, aliases=aliases, identity=_identity(data, source)
+    )
     if file is None and catalogue.file is not None:
         file, catalogue.file = catalogue.file, None  # the config's catalogue is the only one
     if file is None:
@@ -119,7 +121,9 @@ def select_agentv_target(
         )
         return config_warnings, [], AgentVTargetLookup(where)
     try:
-        found = read_agentv_targets(file, env, eval_dir, aliases=aliases)
+        found = read_agentv_targets(
+            file, env, eval_dir, aliases=catalogue.aliases, identity=catalogue.identity
+        )
     except ConfigError as exc:
         return config_warnings, exc.issues, None
     defaults = _config_defaults(config)
@@ -257,7 +261,8 @@ class _ConfigCatalogue:
         eval_dir: Path,
         seen: Path | None,
         *,
-        aliases: Mapping[str, JSON] | None = None,
+        aliases: JSON,
+        identity: Mapping[str, str],
     ) -> None:
         self.file: Path | None = None
         self.named = display_path(config_file) if config_file is not None else ""
@@ -270,7 +275,9 @@ class _ConfigCatalogue:
             self.file = path if path.is_file() and not same else None
         self.env = env
         self.eval_dir = eval_dir
-        self.aliases = aliases
+        self.aliases = aliases if isinstance(aliases, dict) else None
+        """The eval file's `use_target` aliases (AgentV adds them to its targets file)."""
+        self.identity = identity
         self.found: AgentVTargets | None = None
 
     def read(self, *, strict: bool = False) -> AgentVTargets | None:
@@ -283,7 +290,7 @@ class _ConfigCatalogue:
         if self.file is not None and self.found is None:
             try:
                 self.found = read_agentv_targets(
-                    self.file, self.env, self.eval_dir, aliases=self.aliases
+                    self.file, self.env, self.eval_dir, aliases=self.aliases, identity=self.identity
                 )
             except ConfigError:
                 if strict:
@@ -328,6 +335,16 @@ def _select_name(
     if name is None and fallback in known:
         name = data["target"] = fallback
     return name
+
+
+def _identity(data: dict[str, JSON], source: SourceMap) -> dict[str, str]:
+    """The eval file's suite name (its `name`, else its file name without `.eval.yaml` or
+    `.yaml`, as AgentV names it) and absolute path: what replay targets match records by."""
+    file = Path(source.default_file).resolve()
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        name = re.sub(r"(\.eval)?\.ya?ml$", "", file.name, flags=re.IGNORECASE) or "eval"
+    return {"suite": name.strip(), "eval_path": str(file)}
 
 
 def _dict(value: JSON) -> dict[str, JSON]:
