@@ -741,3 +741,65 @@ def test_i24_1_agentv_transcripts_are_replayed_in_message_order(repo: Path) -> N
     assert (case.output, case.verdict) == ("Hello Ada", "pass")
     assert [c.tool for c in case.tool_calls] == ["Grep"]
     assert (case.token_usage.input, case.token_usage.output) == (90, 22)
+
+
+def copilot_session(directory: Path, cwd: str, answer: str, mtime: float) -> None:
+    """A Copilot CLI session as Copilot writes it under ~/.copilot/session-state/<id>/."""
+    events = [
+        {"type": "session.start", "timestamp": "2026-07-05T00:00:00.000Z", "data": {}},
+        {"type": "user.message", "data": {"content": "Say hello to Ada"}},
+        {
+            "type": "assistant.message",
+            "data": {
+                "content": "Looking",
+                "toolRequests": [{"name": "readFile", "arguments": {"path": "a.txt"}}],
+            },
+        },
+        {"type": "skill.invoked", "data": {"name": "greeter"}},
+        {"type": "tool.execution_start", "data": {"toolCallId": "c1", "toolName": "Viewing a"}},
+        {"type": "tool.execution_complete", "data": {"toolCallId": "c1", "result": "Ada"}},
+        {"type": "assistant.message", "data": {"content": answer}},
+        {
+            "type": "session.shutdown",
+            "timestamp": "2026-07-05T00:00:01.750Z",
+            "data": {"modelMetrics": {"m": {"usage": {"inputTokens": 9, "outputTokens": 2}}}},
+        },
+    ]
+    write(directory / "workspace.yaml", f"id: x\ncwd: {cwd}\n")
+    log = write(directory / "events.jsonl", "".join(json.dumps(e) + "\n" for e in events))
+    os.utime(log, (mtime, mtime))
+
+
+def test_i24_1_copilot_log_reads_the_latest_copilot_session(repo: Path) -> None:
+    state = repo.parent / "session-state"
+    copilot_session(state / "older", "/w", "Hello Ada (older)", 1_000_000)
+    copilot_session(state / "newer", "/w", "Hello Ada", 2_000_000)
+    copilot_session(state / "elsewhere", "/other", "Hello Ada elsewhere", 3_000_000)
+    write(
+        repo / ".agentv" / "targets.yaml",
+        "targets:\n"
+        f"  - {{name: latest, provider: copilot-log, discover: latest, cwd: /w, "
+        f"session_state_dir: {state}}}\n"
+        f"  - {{name: pinned, provider: copilot-log, session_id: older, "
+        f"session_state_dir: {state}}}\n"
+        f"  - {{name: none, provider: copilot-log, discover: latest, cwd: /nowhere, "
+        f"session_state_dir: {state}}}\n",
+    )
+    evals = repo / "evals"
+    case = run(load_suite(eval_file(evals / "x.eval.yaml", target="latest"))).results[0]
+    assert (case.output, case.verdict, case.error) == ("Hello Ada", "pass", None)
+    assert [(c.tool, c.args, c.output) for c in case.tool_calls] == [
+        ("Read", {"path": "a.txt", "file_path": "a.txt"}, None),
+        ("Skill", {"skill": "greeter"}, None),
+        ("Read", {}, "Ada"),
+    ]
+    assert (case.token_usage.input, case.token_usage.output) == (9, 2)
+    assert case.duration_ms == 1750
+    case = run(load_suite(eval_file(evals / "p.eval.yaml", target="pinned"))).results[0]
+    assert case.output == "Hello Ada (older)"
+    case = run(load_suite(eval_file(evals / "n.eval.yaml", target="none"))).results[0]
+    assert case.verdict == "error"
+    assert case.error is not None
+    assert case.error.message.endswith(
+        f"No Copilot CLI sessions found for cwd=/nowhere. Check that sessions exist in {state}"
+    )

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -307,6 +308,172 @@ def _recorded_reply(messages: list[Any], recorded: dict[str, Any]) -> dict[str, 
     if not messages:
         return {"output": ""}
     return _cli_reply(json.dumps({"output": messages, **recorded}))
+
+
+# -- AgentV's `copilot-log` provider -----------------------------------------------------------
+
+_COPILOT_TOOLS = {
+    "Skill": "Skill",
+    "skill": "Skill",
+    "Read File": "Read",
+    "readFile": "Read",
+    "Read": "Read",
+    "readTextFile": "Read",
+    "writeTextFile": "Write",
+    "Write File": "Write",
+    "editFile": "Edit",
+    "Edit File": "Edit",
+    "runTerminalCommand": "Bash",
+}
+"""AgentV's normalizeToolCall for `copilot-log`: Copilot's tool names as AgentV's canonical
+ones (`Using skill: NAME` and `Viewing …` by prefix, in `_copilot_tool`)."""
+
+
+def run_copilot_log(spec: dict[str, Any]) -> dict[str, Any]:
+    """AgentV's CopilotLogProvider: the Copilot CLI session transcript (`events.jsonl`) of
+    `session_dir`, of `session_id` under the session-state directory, or of the session
+    updated last there (`discover: latest`, optionally only sessions whose `workspace.yaml`
+    has `cwd`), as the reply of every case."""
+    state = Path(spec.get("session_state_dir") or Path.home() / ".copilot" / "session-state")
+    if spec.get("session_dir"):
+        session = Path(str(spec["session_dir"]))
+    elif spec.get("session_id"):
+        session = state / str(spec["session_id"])
+    elif spec.get("discover") == "latest":
+        found = _latest_copilot_session(state, spec.get("cwd"))
+        if found is None:
+            where = f" for cwd={spec['cwd']}" if spec.get("cwd") else ""
+            raise Failure(
+                f"No Copilot CLI sessions found{where}. Check that sessions exist in {state}"
+            )
+        session = found
+    else:
+        raise Failure(f"{spec['label']}: set `session_dir`, `session_id` or `discover: latest`")
+    events = session / "events.jsonl"
+    try:
+        text = events.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Failure(f"Failed to read Copilot session transcript at {events}: {exc}") from None
+    messages, recorded = _copilot_events(text)
+    return _recorded_reply(messages, recorded)
+
+
+def _latest_copilot_session(state: Path, cwd: Any) -> Path | None:
+    """AgentV's discoverCopilotSessions, limit 1: the session directories with a
+    `workspace.yaml` (its `cwd` matching when given), the one whose `events.jsonl` changed
+    last first."""
+    try:
+        entries = sorted(state.iterdir())
+    except OSError:
+        return None
+    sessions: list[tuple[float, Path]] = []
+    for session in entries:
+        try:
+            workspace = (session / "workspace.yaml").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if cwd and _yaml_scalar(workspace, "cwd") != cwd:
+            continue
+        try:
+            updated = (session / "events.jsonl").stat().st_mtime
+        except OSError:
+            updated = 0.0
+        sessions.append((updated, session))
+    sessions.sort(key=lambda s: s[0], reverse=True)
+    return sessions[0][1] if sessions else None
+
+
+def _yaml_scalar(text: str, key: str) -> str:
+    """A top-level `key: value` of a small YAML file (Copilot's `workspace.yaml`)."""
+    for line in text.splitlines():
+        name, sep, value = line.partition(":")
+        if sep and name == key:
+            return value.strip().strip("'\"")
+    return ""
+
+
+def _copilot_tool(name: str, args: Any, output: Any = None) -> dict[str, Any]:
+    tool, given = _COPILOT_TOOLS.get(name), args if isinstance(args, dict) else None
+    if tool is None and name.startswith("Using skill: ") and name != "Using skill: ":
+        tool, given = "Skill", {**(given or {}), "skill": name.removeprefix("Using skill: ")}
+    elif tool is None and name.startswith("Viewing "):
+        tool = "Read"
+    if tool == "Read" and given is not None and "file_path" not in given:
+        path = given.get("path", given.get("filePath"))
+        given = {**given, "file_path": path} if path is not None else given
+    call: dict[str, Any] = {"tool": tool or name, "input": given if given is not None else args}
+    if output is not None:
+        call["output"] = output
+    return call
+
+
+def _copilot_events(text: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """AgentV's parseCopilotEvents: the messages (`_copilot_message`), and from
+    `session.start` and `session.shutdown` the session's duration and every model's tokens."""
+    messages: list[dict[str, Any]] = []
+    started: dict[str, tuple[str, Any]] = {}
+    usage, used, times = {"input": 0, "output": 0}, False, [None, None]
+    for raw in text.splitlines():
+        try:
+            event = json.loads(raw) if raw.strip() else None
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(event, dict) or not event.get("type"):
+            continue
+        data, kind = _mapping(event.get("data")), event["type"]
+        if kind == "session.start":
+            times[0] = event.get("timestamp") or data.get("startTime")
+        elif kind == "session.shutdown":
+            times[1] = event.get("timestamp")
+            for metrics in _mapping(data.get("modelMetrics")).values():
+                tokens = _mapping(metrics).get("usage")
+                if isinstance(tokens, dict):
+                    used = True
+                    usage["input"] += int(tokens.get("inputTokens") or 0)
+                    usage["output"] += int(tokens.get("outputTokens") or 0)
+        else:
+            message = _copilot_message(kind, data, started)
+            if message is not None:
+                messages.append(message)
+    recorded: dict[str, Any] = {"token_usage": usage} if used else {}
+    try:
+        start, end = (datetime.fromisoformat(str(t)) for t in times)
+        recorded["duration_ms"] = max((end - start).total_seconds() * 1000, 0)
+    except (TypeError, ValueError):  # a session without both timestamps has no duration
+        pass
+    return messages, recorded
+
+
+def _copilot_message(
+    kind: str, data: dict[str, Any], started: dict[str, tuple[str, Any]]
+) -> dict[str, Any] | None:
+    """The message of one Copilot event: a user or assistant message (with its tool
+    requests), an invoked skill, or a finished tool execution with its result (`started`
+    keeps the tool executions begun and not finished)."""
+    if kind == "user.message":
+        return {"role": "user", "content": _str(data.get("content")) or ""}
+    if kind == "assistant.message":
+        requests = [r for r in data.get("toolRequests") or [] if isinstance(r, dict)]
+        calls = [
+            _copilot_tool(str(r.get("name") or r.get("toolName") or ""), r.get("arguments"))
+            for r in requests
+        ]
+        message: dict[str, Any] = {"role": "assistant", "content": _str(data.get("content"))}
+        return {**message, "tool_calls": calls} if calls else message
+    if kind == "skill.invoked":
+        skill = {"tool": "Skill", "input": {"skill": str(data.get("name") or "")}}
+        return {"role": "assistant", "tool_calls": [skill]}
+    call_id = str(data.get("toolCallId") or "")
+    if kind == "tool.execution_start" and call_id:
+        started[call_id] = (str(data.get("toolName") or ""), data.get("arguments"))
+    elif kind == "tool.execution_complete" and call_id in started:
+        name, args = started.pop(call_id)
+        return {"role": "assistant", "tool_calls": [_copilot_tool(name, args, data.get("result"))]}
+    return None
+
+
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 # -- coding agents ---------------------------------------------------------------------------
@@ -672,6 +839,8 @@ def main(argv: list[str]) -> int:
         if spec["kind"] == "replay":  # the case mapping on stdin gives the repeat (attempt)
             case = json.loads(sys.stdin.read() or "{}")
             reply = run_replay(spec, argv[2], int(case.get("repeat_index") or 0))
+        elif spec["kind"] == "copilot-log":
+            reply = run_copilot_log(spec)
         else:
             run = run_cli if spec["kind"] == "cli" else _agent
             reply = run(spec, prompt, argv[2])

@@ -48,8 +48,6 @@ _SDK_KINDS = {"claude-sdk", "copilot-sdk", "copilot_sdk", "pi-coding-agent", "co
 _UNSUPPORTED = {
     "vscode": "assay cannot drive VS Code",
     "vscode-insiders": "assay cannot drive VS Code",
-    "copilot-log": "assay does not read Copilot session logs; record outputs and use a "
-    "`replay` target",
     "transcript": "use a `replay` target with the recorded outputs",
     "bedrock": "AgentV itself has no bedrock provider",
     "vertex": "AgentV itself has no vertex provider",
@@ -73,7 +71,7 @@ def is_builtin_kind(kind: str) -> bool:
     return kind in _AGENTS or kind in _MODEL_API or kind in _UNSUPPORTED or kind in _OWN_KINDS
 
 
-_OWN_KINDS = frozenset({"cli", "mock", "agentv", "replay"})
+_OWN_KINDS = frozenset({"cli", "mock", "agentv", "replay", "copilot-log"})
 _REPLAY_SOURCES = ("fixtures", "transcripts", "execution_traces")
 
 
@@ -208,6 +206,8 @@ class TargetMapper:
             return self.cli(self.text("command", required=True) or "")
         if kind == "replay":
             return self.replay()
+        if kind == "copilot-log":
+            return self.copilot_log()
         # AgentV runs an unknown kind as a convention provider from .agentv/providers/.
         command = self.text("command") or f"bun run .agentv/providers/{kind}.ts {{PROMPT}}"
         return self.cli(command)
@@ -373,6 +373,26 @@ class TargetMapper:
             match = self.text(key) or self.identity.get(key)
             if match:
                 runner[key] = match
+        return self._command(runner, None)
+
+    def copilot_log(self) -> dict[str, JSON]:
+        """AgentV's `copilot-log` provider: a Copilot CLI session transcript read from disk
+        by `_agent_cli.py` when the case runs (the same session for every case, as in
+        AgentV); paths are as AgentV takes them, from the working directory."""
+        discover = self.d.get("discover")
+        if discover is not None and discover != "latest":
+            raise Unmapped(f'`discover` must be "latest" (got "{discover}")', "discover")
+        runner: dict[str, JSON] = {
+            "kind": "copilot-log",
+            "label": f"copilot-log target '{self.name}'",
+        }
+        for key in ("session_dir", "session_id", "session_state_dir", "cwd"):
+            value = self.text(key)
+            if value is not None:
+                path = key.endswith("_dir")
+                runner[key] = str((Path.cwd() / value).resolve()) if path else value
+        if discover is not None:
+            runner["discover"] = "latest"
         return self._command(runner, None)
 
     def agent(self, kind: str) -> dict[str, JSON]:
