@@ -230,7 +230,7 @@ def test_i24_2_a_v4_docker_workspace_runs_its_code_graders_in_a_fresh_local_work
 ) -> None:
     """v4's `workspace.docker` as v5's Docker environment: no container, one located warning,
     and each case (target and code graders) in a fresh workspace on this machine."""
-    write(
+    grader = write(
         tmp_path / "where.py",
         "import json, os, sys\nspace = json.load(sys.stdin)['workspace_path']\n"
         "ok = os.path.isdir(space) and os.listdir(space) == [] and space != os.getcwd()\n"
@@ -242,7 +242,7 @@ def test_i24_2_a_v4_docker_workspace_runs_its_code_graders_in_a_fresh_local_work
         "name: dock\ntarget: {type: fake, default: done}\nworkspace:\n  docker:\n"
         "    image: python:3.11-slim\n    memory: 2g\n    cpus: 1\ntests:\n  - id: a\n"
         "    input: hi\n    assertions:\n      - type: code-grader\n"
-        f"        command: [{json.dumps(sys.executable)}, {json.dumps(str(tmp_path / 'where.py'))}]\n",
+        f"        command: [{json.dumps(sys.executable)}, {json.dumps(str(grader))}]\n",
     )
     loaded = load_suite(path)
     assert document(loaded)["workspace"] == {"keep": "on_failure"}
