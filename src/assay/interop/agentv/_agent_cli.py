@@ -1,4 +1,6 @@
-"""Run one case on an AgentV `cli` or coding-agent target, the way AgentV invokes it.
+"""Run one case on an AgentV `cli`, coding-agent, `replay` or `copilot-log` target, the way
+AgentV invokes it (the last two read recorded outputs: replay fixtures or transcripts, a
+Copilot CLI session log).
 
 assay runs this file as the program of a `command` target (see
 assay.interop.agentv._targets): `python _agent_cli.py SPEC PROMPT_FILE CASE_ID`, with the

@@ -2,8 +2,12 @@
 
 Loading puts every mappable target of the file among the suite's `targets` (the suite's own
 definitions win) and selects the one the eval file names, else `default`; `assay run --target`
-may pick any other, as `agentv eval --target` does. A name that is not there fails when the
-run is planned, with the reason and the targets file it was looked up in.
+may pick any other, as `agentv eval --target` does. When the nearest file lacks the eval
+file's target and AgentV v5's `.agentv/config.yaml` names a provider catalogue (`providers:
+file://…`), the targets come from that catalogue instead: AgentV v5 run from the repository
+root reads it for every eval file (AgentV v4 has no catalogue and fails the name). A name
+that is in neither fails when the run is planned, with the reason and the files it was
+looked up in.
 """
 
 from __future__ import annotations

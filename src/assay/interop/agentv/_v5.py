@@ -321,6 +321,13 @@ class V5Reader:
             return
         for warning in warnings:
             self.warn(path, warning)
+        config = entry.get("config")
+        if "grader_target" in entry or (isinstance(config, dict) and "grader_target" in config):
+            self.warn(
+                path,
+                "an inline provider's `grader_target` is not read: its judge is the one "
+                "`defaults.grader` of .agentv/config.yaml names, else assay's settings",
+            )
         data["targets"] = {name: target}
         data["target"] = self.target = name
         self.source.entries.setdefault(("target",), self.source.locate(path))
