@@ -10,6 +10,7 @@ import asyncio
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -213,13 +214,45 @@ def test_i24_2_what_assay_workspaces_lack_is_a_located_error(tmp_path: Path) -> 
     (tmp_path / "repo").mkdir()
     errors = agentv_error(
         tmp_path,
-        "name: ws\nworkspace:\n  template: ./repo\n  docker: {image: python:3.12}\ntests:\n"
-        "  - id: a\n    criteria: c\n    input: hi\n",
+        "name: ws\nworkspace:\n  template: ./repo\n  path: /srv/shared\n  docker: {memory: 2g}\n"
+        "tests:\n  - id: a\n    criteria: c\n    input: hi\n",
     )
     assert errors == [
-        "e.eval.yaml:4 workspace.docker: AgentV's `workspace.docker` is not supported: assay "
-        "runs the target and graders on this machine"
+        "e.eval.yaml:5 workspace.docker: `workspace.docker` must be a mapping with `image` "
+        "(AgentV requires it)",
+        "e.eval.yaml:4 workspace.path: AgentV's `workspace.path` is not supported: assay makes "
+        "a fresh directory per case; copy the directory as `template`",
     ]
+
+
+def test_i24_2_a_v4_docker_workspace_runs_its_code_graders_in_a_fresh_local_workspace(
+    tmp_path: Path, server: Any
+) -> None:
+    """v4's `workspace.docker` as v5's Docker environment: no container, one located warning,
+    and each case (target and code graders) in a fresh workspace on this machine."""
+    grader = write(
+        tmp_path / "where.py",
+        "import json, os, sys\nspace = json.load(sys.stdin)['workspace_path']\n"
+        "ok = os.path.isdir(space) and os.listdir(space) == [] and space != os.getcwd()\n"
+        "print(json.dumps({'score': 1.0 if ok else 0.0, 'assertions': "
+        "[{'text': 'a fresh empty workspace', 'passed': ok}]}))\n",
+    )
+    path = write(
+        tmp_path / "docker.eval.yaml",
+        "name: dock\ntarget: {type: fake, default: done}\nworkspace:\n  docker:\n"
+        "    image: python:3.11-slim\n    memory: 2g\n    cpus: 1\ntests:\n  - id: a\n"
+        "    input: hi\n    assertions:\n      - type: code-grader\n"
+        f"        command: [{json.dumps(sys.executable)}, {json.dumps(str(grader))}]\n",
+    )
+    loaded = load_suite(path)
+    assert document(loaded)["workspace"] == {"keep": "on_failure"}
+    assert [m for m in messages(loaded) if "workspace.docker" in m] == [
+        "docker.eval.yaml:4 workspace.docker: assay runs the target and graders on this "
+        "machine, in a fresh empty workspace per case: the Docker image, its timeout, memory "
+        "and cpus limits are not used (see docs/migrating-from-agentv.md#workspaces)"
+    ]
+    (case,) = run(loaded, server).results
+    assert (case.verdict, case.hits, case.error) == ("pass", ["a fresh empty workspace"], None)
 
 
 def test_i24_5_keys_agentv_ignores_are_located_warnings_with_did_you_mean(

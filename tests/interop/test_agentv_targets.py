@@ -518,3 +518,288 @@ def test_i24_1_v5_config_defaults_name_the_provider_and_the_grader(
     document = json.loads(loaded.document)
     assert document["target"] == "echo"
     assert document["judge"]["model"] == "judge-m"
+
+
+def test_i24_1_a_target_missing_from_the_nearest_file_comes_from_the_configs_catalogue(
+    repo: Path,
+) -> None:
+    """AgentV v5 run from the repository root reads the catalogue its `.agentv/config.yaml`
+    names for every eval file: a name the nearest providers file lacks is found there, and
+    the messages name the file it came from."""
+    write(repo / ".agentv" / "config.yaml", "providers: file://providers.yaml\n")
+    root = write(
+        repo / ".agentv" / "providers.yaml",
+        "providers:\n  - {id: mock, label: default, response: Hello Ada from the root}\n"
+        "  - {id: mock, label: shared, response: root}\n",
+    )
+    near = write(
+        repo / "feature" / ".agentv" / "providers.yaml",
+        "providers:\n  - {id: mock, label: local, response: Hello Ada nearby}\n"
+        "  - {id: mock, label: shared, response: Hello Ada shared nearby}\n",
+    )
+    evals = repo / "feature" / "evals"
+    loaded = load_suite(eval_file(evals / "x.eval.yaml"))
+    assert loaded.agentv_targets is not None
+    assert loaded.agentv_targets.defined["default"][:2] == (str(root), 2)
+    case = run(loaded).results[0]
+    assert (case.output, case.verdict) == ("Hello Ada from the root", "pass")
+    # a name the nearest file has is its own, as before (also one the catalogue has too)
+    for target, output in (("local", "Hello Ada nearby"), ("shared", "Hello Ada shared nearby")):
+        case = run(load_suite(eval_file(evals / f"{target}.eval.yaml", target=target))).results[0]
+        assert case.output == output
+    loaded = load_suite(eval_file(evals / "n.eval.yaml", target="nope"))
+    with pytest.raises(ConfigError) as caught:
+        plan_run(loaded, load_project(), RunOptions())
+    assert str(caught.value) == (
+        f"{evals}/n.eval.yaml:3 target: unknown target 'nope': not in {near} nor in {root} "
+        f"(the catalogue {repo}/.agentv/config.yaml names). Targets there: local, shared."
+    )
+
+
+def test_i24_1_v4_reads_only_the_nearest_targets_file(repo: Path) -> None:
+    """AgentV v4 (no catalogue in its config) uses the first targets file from the eval file
+    up and fails a name that file lacks (`Target 'default' not found in …`): so does assay."""
+    write(repo / ".agentv" / "targets.yaml", "targets:\n  - {name: default, provider: mock}\n")
+    near = write(
+        repo / "feature" / ".agentv" / "targets.yaml",
+        "targets:\n  - {name: local, provider: mock}\n",
+    )
+    loaded = load_suite(eval_file(repo / "feature" / "evals" / "x.eval.yaml"))
+    with pytest.raises(ConfigError) as caught:
+        plan_run(loaded, load_project(), RunOptions())
+    assert str(caught.value).endswith(
+        f"target: unknown target 'default': not in {near}. Targets there: local."
+    )
+
+
+V5_EVAL = """\
+name: inline
+providers:
+  - id: claude-cli
+    label: baseline
+    model: sonnet
+    config: {{executable: {executable}}}
+prompts: ['{{{{ input }}}}']
+tests:
+  - id: greet
+    vars: {{input: Say hello to Ada}}
+    assert:
+      - {{type: contains, value: Ada}}
+"""
+
+
+def test_i24_1_a_v5_inline_coding_agent_is_the_command_target_a_catalogue_entry_is(
+    repo: Path,
+) -> None:
+    fake = write(repo / "bin" / "fake-claude", CLAUDE.format(python=sys.executable))
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    path = write(repo / "evals" / "inline.eval.yaml", V5_EVAL.format(executable=fake))
+    loaded = load_suite(path)
+    inline = spec(loaded, "baseline")
+    write(
+        repo / ".agentv" / "providers.yaml",
+        f"providers:\n  - {{id: claude-cli, label: baseline, model: sonnet, executable: {fake}}}\n",
+    )
+    catalogued = spec(
+        load_suite(
+            write(
+                repo / "evals" / "named.eval.yaml",
+                "name: named\nproviders: [baseline]\n"
+                "prompts: ['{{ input }}']\ntests:\n  - id: greet\n"
+                "    vars: {input: hi}\n    assert: [{type: contains, value: hi}]\n",
+            )
+        ),
+        "baseline",
+    )
+    runner, same = json.loads(inline["command"][2]), json.loads(catalogued["command"][2])
+    assert runner.pop("targets_file") == str(path)
+    assert same.pop("targets_file") == f"{repo}/.agentv/providers.yaml"
+    assert (runner, inline["command"][3:]) == (same, catalogued["command"][3:])
+    case = run(loaded).results[0]
+    assert (case.output, case.verdict) == ("Hello Ada! [[ ## user_query ## ]]", "pass")
+    assert [c.tool for c in case.tool_calls] == ["Read"]
+    # a missing CLI is the case's error at run time, naming the eval file
+    missing = load_suite(write(path, V5_EVAL.format(executable="no-such-claude-cli")))
+    case = run(missing).results[0]
+    assert case.verdict == "error"
+    assert case.error is not None
+    assert case.error.message.endswith(
+        "claude-cli target 'baseline': executable 'no-such-claude-cli' not found on PATH; "
+        f"install it, or set `executable:` of target 'baseline' in {path}"
+    )
+
+
+def fixture_record(test_id: str, text: str, **extra: Any) -> str:
+    record = {
+        "schema_version": "agentv.replay_fixture.v1",
+        "suite": "x",
+        "test_id": test_id,
+        "source_target": "live",
+        "output": [
+            {
+                "role": "assistant",
+                "content": "Looking",
+                "tool_calls": [{"tool": "Read", "input": {"path": "a.txt"}, "output": "Ada"}],
+            },
+            {"role": "assistant", "content": text},
+        ],
+        "token_usage": {"input": 30, "output": 4},
+        "cost_usd": 0.01,
+        **extra,
+    }
+    return json.dumps(record)
+
+
+def test_i24_1_agentv_replay_fixtures_are_replayed_and_matched_as_agentv_does(
+    repo: Path,
+) -> None:
+    write(
+        repo / "fixtures" / "rec.jsonl",
+        "\n".join(
+            [
+                fixture_record("greet", "Hello Ada"),
+                fixture_record("greet", "Other suite", suite="elsewhere"),
+                fixture_record("greet", "Second attempt", attempt=1),
+                fixture_record("greet", "Other variant", variant="b"),
+                fixture_record("greet", "Other source", source_target="other"),
+                fixture_record("twice", "one"),
+                fixture_record("twice", "two"),
+            ]
+        )
+        + "\n",
+    )
+    write(
+        repo / ".agentv" / "targets.yaml",
+        "targets:\n  - name: replay\n    provider: replay\n    fixtures: ../fixtures/rec.jsonl\n"
+        "    source_target: live\n"
+        "  - name: traces\n    provider: replay\n    execution_traces: ../fixtures/t.jsonl\n"
+        "    source_target: live\n",
+    )
+    evals = repo / "evals"
+    loaded = load_suite(eval_file(evals / "x.eval.yaml", target="replay"))
+    case = run(loaded).results[0]
+    assert (case.output, case.verdict, case.error) == ("Hello Ada", "pass", None)
+    assert [(c.tool, c.args, c.output) for c in case.tool_calls] == [
+        ("Read", {"path": "a.txt"}, "Ada")
+    ]
+    assert (case.token_usage.input, case.token_usage.output, case.cost_usd) == (30, 4, 0.01)
+    # two records for one case: AgentV's error, as the case's
+    write(
+        evals / "x.eval.yaml",
+        "description: d\nexecution:\n  target: replay\ntests:\n  - id: twice\n"
+        "    input: hi\n    assertions: [{type: contains, value: one}]\n",
+    )
+    case = run(load_suite(evals / "x.eval.yaml")).results[0]
+    assert case.verdict == "error"
+    assert case.error is not None
+    assert case.error.message.endswith(
+        "replay target 'replay': replay fixture lookup found 2 duplicate records for suite=x "
+        f"eval_path={evals}/x.eval.yaml test_id=twice source_target=live attempt=0 in "
+        f"{repo}/fixtures/rec.jsonl"
+    )
+    loaded = load_suite(eval_file(evals / "t.eval.yaml", target="traces"))
+    with pytest.raises(ConfigError) as caught:
+        plan_run(loaded, load_project(), RunOptions())
+    assert str(caught.value) == (
+        f"{repo}/.agentv/targets.yaml:8 targets[1].execution_traces: target 'traces': replay "
+        "from `execution_traces` (agentv.trace.v1 artifacts) is not supported: replay "
+        "`fixtures` or `transcripts`"
+    )
+
+
+def test_i24_1_agentv_transcripts_are_replayed_in_message_order(repo: Path) -> None:
+    rows = [
+        {"message_index": 2, "role": "assistant", "content": "Hello Ada"},
+        {"message_index": 0, "role": "user", "content": "Say hello to Ada"},
+        {
+            "message_index": 1,
+            "role": "assistant",
+            "tool_calls": [{"tool": "Grep", "input": {"pattern": "Ada"}, "output": "Ada"}],
+        },
+    ]
+    common = {
+        "schema_version": "agentv.transcript.v1",
+        "test_id": "greet",
+        "target": "copilot-cli",
+        "transcript_token_usage": {"input": 90, "output": 22},
+        "transcript_duration_ms": 1750,
+        "source": {"provider": "copilot", "session_id": "s"},
+    }
+    other = {**common, "target": "claude", "message_index": 0, "role": "assistant"}
+    write(
+        repo / "fixtures" / "t.jsonl",
+        "".join(json.dumps({**common, **row}) + "\n" for row in rows)
+        + json.dumps({**other, "content": "not this one"})
+        + "\n",
+    )
+    write(
+        repo / ".agentv" / "providers.yaml",
+        "providers:\n  - id: replay\n    label: tr\n    transcripts: ../fixtures/t.jsonl\n"
+        "    source_target: copilot-cli\n",
+    )
+    case = run(load_suite(eval_file(repo / "evals" / "x.eval.yaml", target="tr"))).results[0]
+    assert (case.output, case.verdict) == ("Hello Ada", "pass")
+    assert [c.tool for c in case.tool_calls] == ["Grep"]
+    assert (case.token_usage.input, case.token_usage.output) == (90, 22)
+
+
+def copilot_session(directory: Path, cwd: str, answer: str, mtime: float) -> None:
+    """A Copilot CLI session as Copilot writes it under ~/.copilot/session-state/<id>/."""
+    events = [
+        {"type": "session.start", "timestamp": "2026-07-05T00:00:00.000Z", "data": {}},
+        {"type": "user.message", "data": {"content": "Say hello to Ada"}},
+        {
+            "type": "assistant.message",
+            "data": {
+                "content": "Looking",
+                "toolRequests": [{"name": "readFile", "arguments": {"path": "a.txt"}}],
+            },
+        },
+        {"type": "skill.invoked", "data": {"name": "greeter"}},
+        {"type": "tool.execution_start", "data": {"toolCallId": "c1", "toolName": "Viewing a"}},
+        {"type": "tool.execution_complete", "data": {"toolCallId": "c1", "result": "Ada"}},
+        {"type": "assistant.message", "data": {"content": answer}},
+        {
+            "type": "session.shutdown",
+            "timestamp": "2026-07-05T00:00:01.750Z",
+            "data": {"modelMetrics": {"m": {"usage": {"inputTokens": 9, "outputTokens": 2}}}},
+        },
+    ]
+    write(directory / "workspace.yaml", f"id: x\ncwd: {cwd}\n")
+    log = write(directory / "events.jsonl", "".join(json.dumps(e) + "\n" for e in events))
+    os.utime(log, (mtime, mtime))
+
+
+def test_i24_1_copilot_log_reads_the_latest_copilot_session(repo: Path) -> None:
+    state = repo.parent / "session-state"
+    copilot_session(state / "older", "/w", "Hello Ada (older)", 1_000_000)
+    copilot_session(state / "newer", "/w", "Hello Ada", 2_000_000)
+    copilot_session(state / "elsewhere", "/other", "Hello Ada elsewhere", 3_000_000)
+    write(
+        repo / ".agentv" / "targets.yaml",
+        "targets:\n"
+        f"  - {{name: latest, provider: copilot-log, discover: latest, cwd: /w, "
+        f"session_state_dir: {state}}}\n"
+        f"  - {{name: pinned, provider: copilot-log, session_id: older, "
+        f"session_state_dir: {state}}}\n"
+        f"  - {{name: none, provider: copilot-log, discover: latest, cwd: /nowhere, "
+        f"session_state_dir: {state}}}\n",
+    )
+    evals = repo / "evals"
+    case = run(load_suite(eval_file(evals / "x.eval.yaml", target="latest"))).results[0]
+    assert (case.output, case.verdict, case.error) == ("Hello Ada", "pass", None)
+    assert [(c.tool, c.args, c.output) for c in case.tool_calls] == [
+        ("Read", {"path": "a.txt", "file_path": "a.txt"}, None),
+        ("Skill", {"skill": "greeter"}, None),
+        ("Read", {}, "Ada"),
+    ]
+    assert (case.token_usage.input, case.token_usage.output) == (9, 2)
+    assert case.duration_ms == 1750
+    case = run(load_suite(eval_file(evals / "p.eval.yaml", target="pinned"))).results[0]
+    assert case.output == "Hello Ada (older)"
+    case = run(load_suite(eval_file(evals / "n.eval.yaml", target="none"))).results[0]
+    assert case.verdict == "error"
+    assert case.error is not None
+    assert case.error.message.endswith(
+        f"No Copilot CLI sessions found for cwd=/nowhere. Check that sessions exist in {state}"
+    )

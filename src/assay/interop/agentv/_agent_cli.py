@@ -1,4 +1,6 @@
-"""Run one case on an AgentV `cli` or coding-agent target, the way AgentV invokes it.
+"""Run one case on an AgentV `cli`, coding-agent, `replay` or `copilot-log` target, the way
+AgentV invokes it (the last two read recorded outputs: replay fixtures or transcripts, a
+Copilot CLI session log).
 
 assay runs this file as the program of a `command` target (see
 assay.interop.agentv._targets): `python _agent_cli.py SPEC PROMPT_FILE CASE_ID`, with the
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +177,305 @@ def run_cli(spec: dict[str, Any], prompt: str, case_id: str) -> dict[str, Any]:
             output_file.unlink(missing_ok=True)
             prompt_file.unlink(missing_ok=True)
     return _cli_reply(content)
+
+
+# -- AgentV's `replay` provider ---------------------------------------------------------------
+
+_FIXTURE_SCHEMA = "agentv.replay_fixture.v1"
+
+
+def run_replay(spec: dict[str, Any], case_id: str, attempt: int) -> dict[str, Any]:
+    """AgentV's ReplayProvider: the recorded output of this case, looked up in `fixtures`
+    (one `agentv.replay_fixture.v1` record per line, matched by suite or eval path, test id,
+    source target, attempt and variant; exactly one must match) or in `transcripts` (AgentV's
+    transcript rows, one message per line, matched by test id and source target)."""
+    path = Path(str(spec["path"]))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Failure(f"{spec['label']}: cannot read replay file {path}: {exc}") from None
+    if spec["source"] == "transcripts":
+        return _transcript_reply(spec, text, case_id)
+    lookup = {
+        "suite": spec.get("suite"),
+        "eval_path": spec.get("eval_path"),
+        "test_id": case_id,
+        "source_target": spec["source_target"],
+        "attempt": attempt,
+        "variant": spec.get("variant"),
+    }
+    matches = [r for r in _fixture_records(path, text) if _fixture_matches(r, lookup)]
+    if len(matches) != 1:
+        key = " ".join(f"{k}={v}" for k, v in lookup.items() if v is not None)
+        found = "no record" if not matches else f"{len(matches)} duplicate records"
+        raise Failure(f"{spec['label']}: replay fixture lookup found {found} for {key} in {path}")
+    record = matches[0]
+    recorded: dict[str, Any] = {
+        k: record[k] for k in ("token_usage", "cost_usd", "duration_ms") if k in record
+    }
+    return _recorded_reply(record["output"], recorded)
+
+
+def _fixture_records(path: Path, text: str) -> list[dict[str, Any]]:
+    records = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise Failure(f"Invalid replay fixture JSONL at {path}:{number}: {exc}") from None
+        ok = (
+            isinstance(record, dict)
+            and record.get("schema_version") == _FIXTURE_SCHEMA
+            and all(isinstance(record.get(k), str) for k in ("suite", "test_id", "source_target"))
+            and isinstance(record.get("output"), list)
+        )
+        if not ok:
+            raise Failure(
+                f"Invalid replay fixture record at {path}:{number}: needs schema_version "
+                f"'{_FIXTURE_SCHEMA}', suite, test_id, source_target and an output list"
+            )
+        records.append(record)
+    return records
+
+
+def _fixture_matches(record: dict[str, Any], lookup: dict[str, Any]) -> bool:
+    """AgentV's replayLookupIdentityMatches."""
+    if lookup["suite"] and record["suite"] != lookup["suite"]:
+        return False
+    recorded_path = record.get("eval_path")
+    if recorded_path and not (
+        lookup["eval_path"] and _same_eval_path(str(recorded_path), str(lookup["eval_path"]))
+    ):
+        return False
+    return (
+        record["test_id"] == lookup["test_id"]
+        and record["source_target"] == lookup["source_target"]
+        and (record.get("attempt") or 0) == lookup["attempt"]
+        and (record.get("variant") or None) == (lookup["variant"] or None)
+    )
+
+
+def _same_eval_path(recorded: str, lookup: str) -> bool:
+    def normal(value: str) -> str:
+        value = value.replace("\\", "/").removeprefix("./")
+        while "//" in value:
+            value = value.replace("//", "/")
+        return value
+
+    return normal(recorded) == normal(lookup) or (
+        os.path.isabs(lookup) and normal(lookup).endswith("/" + normal(recorded))
+    )
+
+
+def _transcript_reply(spec: dict[str, Any], text: str, case_id: str) -> dict[str, Any]:
+    rows = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise Failure(f"Invalid transcript JSONL at {spec['path']}:{number}: {exc}") from None
+        if (
+            isinstance(row, dict)
+            and row.get("test_id") == case_id
+            and row.get("target") == spec["source_target"]
+        ):
+            rows.append(row)
+    if not rows:
+        raise Failure(
+            f"{spec['label']}: transcript replay lookup found no record for test_id={case_id} "
+            f"source_target={spec['source_target']} in {spec['path']}"
+        )
+    rows.sort(key=lambda r: r.get("message_index") or 0)
+    first = rows[0]
+    recorded = {
+        field: first[key]
+        for key, field in (
+            ("transcript_token_usage", "token_usage"),
+            ("transcript_cost_usd", "cost_usd"),
+            ("transcript_duration_ms", "duration_ms"),
+        )
+        if first.get(key) is not None
+    }
+    keys = ("role", "content", "tool_calls", "duration_ms")
+    return _recorded_reply([{k: r[k] for k in keys if k in r} for r in rows], recorded)
+
+
+def _recorded_reply(messages: list[Any], recorded: dict[str, Any]) -> dict[str, Any]:
+    """A recorded AgentV response (its messages, token usage, cost and duration) as assay's
+    structured reply, read as AgentV's CLI output is."""
+    if not messages:
+        return {"output": ""}
+    return _cli_reply(json.dumps({"output": messages, **recorded}))
+
+
+# -- AgentV's `copilot-log` provider -----------------------------------------------------------
+
+_COPILOT_TOOLS = {
+    "Skill": "Skill",
+    "skill": "Skill",
+    "Read File": "Read",
+    "readFile": "Read",
+    "Read": "Read",
+    "readTextFile": "Read",
+    "writeTextFile": "Write",
+    "Write File": "Write",
+    "editFile": "Edit",
+    "Edit File": "Edit",
+    "runTerminalCommand": "Bash",
+}
+"""AgentV's normalizeToolCall for `copilot-log`: Copilot's tool names as AgentV's canonical
+ones (`Using skill: NAME` and `Viewing …` by prefix, in `_copilot_tool`)."""
+
+
+def run_copilot_log(spec: dict[str, Any]) -> dict[str, Any]:
+    """AgentV's CopilotLogProvider: the Copilot CLI session transcript (`events.jsonl`) of
+    `session_dir`, of `session_id` under the session-state directory, or of the session
+    updated last there (`discover: latest`, optionally only sessions whose `workspace.yaml`
+    has `cwd`), as the reply of every case."""
+    state = Path(spec.get("session_state_dir") or Path.home() / ".copilot" / "session-state")
+    if spec.get("session_dir"):
+        session = Path(str(spec["session_dir"]))
+    elif spec.get("session_id"):
+        session = state / str(spec["session_id"])
+    elif spec.get("discover") == "latest":
+        found = _latest_copilot_session(state, spec.get("cwd"))
+        if found is None:
+            where = f" for cwd={spec['cwd']}" if spec.get("cwd") else ""
+            raise Failure(
+                f"No Copilot CLI sessions found{where}. Check that sessions exist in {state}"
+            )
+        session = found
+    else:
+        raise Failure(f"{spec['label']}: set `session_dir`, `session_id` or `discover: latest`")
+    events = session / "events.jsonl"
+    try:
+        text = events.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Failure(f"Failed to read Copilot session transcript at {events}: {exc}") from None
+    messages, recorded = _copilot_events(text)
+    return _recorded_reply(messages, recorded)
+
+
+def _latest_copilot_session(state: Path, cwd: Any) -> Path | None:
+    """AgentV's discoverCopilotSessions, limit 1: the session directories with a
+    `workspace.yaml` (its `cwd` matching when given), the one whose `events.jsonl` changed
+    last first."""
+    try:
+        entries = sorted(state.iterdir())
+    except OSError:
+        return None
+    sessions: list[tuple[float, Path]] = []
+    for session in entries:
+        try:
+            workspace = (session / "workspace.yaml").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if cwd and _yaml_scalar(workspace, "cwd") != cwd:
+            continue
+        try:
+            updated = (session / "events.jsonl").stat().st_mtime
+        except OSError:
+            updated = 0.0
+        sessions.append((updated, session))
+    sessions.sort(key=lambda s: s[0], reverse=True)
+    return sessions[0][1] if sessions else None
+
+
+def _yaml_scalar(text: str, key: str) -> str:
+    """A top-level `key: value` of a small YAML file (Copilot's `workspace.yaml`)."""
+    for line in text.splitlines():
+        name, sep, value = line.partition(":")
+        if sep and name == key:
+            return value.strip().strip("'\"")
+    return ""
+
+
+def _copilot_tool(name: str, args: Any, output: Any = None) -> dict[str, Any]:
+    tool, given = _COPILOT_TOOLS.get(name), args if isinstance(args, dict) else None
+    if tool is None and name.startswith("Using skill: ") and name != "Using skill: ":
+        tool, given = "Skill", {**(given or {}), "skill": name.removeprefix("Using skill: ")}
+    elif tool is None and name.startswith("Viewing "):
+        tool = "Read"
+    if tool == "Read" and given is not None and "file_path" not in given:
+        path = given.get("path", given.get("filePath"))
+        given = {**given, "file_path": path} if path is not None else given
+    call: dict[str, Any] = {"tool": tool or name, "input": given if given is not None else args}
+    if output is not None:
+        call["output"] = output
+    return call
+
+
+def _copilot_events(text: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """AgentV's parseCopilotEvents: the messages (`_copilot_message`), and from
+    `session.start` and `session.shutdown` the session's duration and every model's tokens."""
+    messages: list[dict[str, Any]] = []
+    started: dict[str, tuple[str, Any]] = {}
+    usage, used, times = {"input": 0, "output": 0}, False, [None, None]
+    for raw in text.splitlines():
+        try:
+            event = json.loads(raw) if raw.strip() else None
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(event, dict) or not event.get("type"):
+            continue
+        data, kind = _mapping(event.get("data")), event["type"]
+        if kind == "session.start":
+            times[0] = event.get("timestamp") or data.get("startTime")
+        elif kind == "session.shutdown":
+            times[1] = event.get("timestamp")
+            for metrics in _mapping(data.get("modelMetrics")).values():
+                tokens = _mapping(metrics).get("usage")
+                if isinstance(tokens, dict):
+                    used = True
+                    usage["input"] += int(tokens.get("inputTokens") or 0)
+                    usage["output"] += int(tokens.get("outputTokens") or 0)
+        else:
+            message = _copilot_message(kind, data, started)
+            if message is not None:
+                messages.append(message)
+    recorded: dict[str, Any] = {"token_usage": usage} if used else {}
+    try:
+        start, end = (datetime.fromisoformat(str(t)) for t in times)
+        recorded["duration_ms"] = max((end - start).total_seconds() * 1000, 0)
+    except (TypeError, ValueError):  # a session without both timestamps has no duration
+        pass
+    return messages, recorded
+
+
+def _copilot_message(
+    kind: str, data: dict[str, Any], started: dict[str, tuple[str, Any]]
+) -> dict[str, Any] | None:
+    """The message of one Copilot event: a user or assistant message (with its tool
+    requests), an invoked skill, or a finished tool execution with its result (`started`
+    keeps the tool executions begun and not finished)."""
+    if kind == "user.message":
+        return {"role": "user", "content": _str(data.get("content")) or ""}
+    if kind == "assistant.message":
+        requests = [r for r in data.get("toolRequests") or [] if isinstance(r, dict)]
+        calls = [
+            _copilot_tool(str(r.get("name") or r.get("toolName") or ""), r.get("arguments"))
+            for r in requests
+        ]
+        message: dict[str, Any] = {"role": "assistant", "content": _str(data.get("content"))}
+        return {**message, "tool_calls": calls} if calls else message
+    if kind == "skill.invoked":
+        skill = {"tool": "Skill", "input": {"skill": str(data.get("name") or "")}}
+        return {"role": "assistant", "tool_calls": [skill]}
+    call_id = str(data.get("toolCallId") or "")
+    if kind == "tool.execution_start" and call_id:
+        started[call_id] = (str(data.get("toolName") or ""), data.get("arguments"))
+    elif kind == "tool.execution_complete" and call_id in started:
+        name, args = started.pop(call_id)
+        return {"role": "assistant", "tool_calls": [_copilot_tool(name, args, data.get("result"))]}
+    return None
+
+
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 # -- coding agents ---------------------------------------------------------------------------
@@ -536,8 +838,14 @@ def main(argv: list[str]) -> int:
     spec = json.loads(argv[0])
     prompt = Path(argv[1]).read_text(encoding="utf-8")
     try:
-        run = run_cli if spec["kind"] == "cli" else _agent
-        reply = run(spec, prompt, argv[2])
+        if spec["kind"] == "replay":  # the case mapping on stdin gives the repeat (attempt)
+            case = json.loads(sys.stdin.read() or "{}")
+            reply = run_replay(spec, argv[2], int(case.get("repeat_index") or 0))
+        elif spec["kind"] == "copilot-log":
+            reply = run_copilot_log(spec)
+        else:
+            run = run_cli if spec["kind"] == "cli" else _agent
+            reply = run(spec, prompt, argv[2])
     except Failure as exc:
         print(str(exc), file=sys.stderr)
         return exc.status

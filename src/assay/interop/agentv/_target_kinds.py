@@ -18,7 +18,7 @@ from assay.config._expansions import record
 from assay.interop.agentv._env import whole_reference
 from assay.results import JSON
 
-__all__ = ["TargetMapper", "Unmapped"]
+__all__ = ["TargetMapper", "Unmapped", "is_builtin_kind"]
 
 _RUNNER = Path(__file__).with_name("_agent_cli.py")
 _ASSAY_PLACEHOLDER = re.compile(r"\{(PROMPT|PROMPT_FILE|OUTPUT_FILE|CASE_ID)\}")
@@ -48,10 +48,7 @@ _SDK_KINDS = {"claude-sdk", "copilot-sdk", "copilot_sdk", "pi-coding-agent", "co
 _UNSUPPORTED = {
     "vscode": "assay cannot drive VS Code",
     "vscode-insiders": "assay cannot drive VS Code",
-    "copilot-log": "assay does not read Copilot session logs; record outputs and use a "
-    "`replay` target",
     "transcript": "use a `replay` target with the recorded outputs",
-    "replay": "AgentV's replay fixtures differ from assay's; use a `replay` target",
     "bedrock": "AgentV itself has no bedrock provider",
     "vertex": "AgentV itself has no vertex provider",
 }
@@ -65,6 +62,17 @@ _MODEL_API = {
     "google": "gemini",
     "google-gemini": "gemini",
 }
+
+
+def is_builtin_kind(kind: str) -> bool:
+    """Whether `kind` is one of AgentV's own provider kinds (a coding agent, `cli`, `mock`, a
+    model API, or one assay refuses with a reason), not a convention provider's name."""
+    kind = kind.strip().lower()
+    return kind in _AGENTS or kind in _MODEL_API or kind in _UNSUPPORTED or kind in _OWN_KINDS
+
+
+_OWN_KINDS = frozenset({"cli", "mock", "agentv", "replay", "copilot-log"})
+_REPLAY_SOURCES = ("fixtures", "transcripts", "execution_traces")
 
 
 class Unmapped(Exception):
@@ -85,8 +93,12 @@ class TargetMapper:
         eval_dir: Path,
         targets_file: str,
         name: str,
+        *,
+        identity: Mapping[str, str] | None = None,
     ) -> None:
         self.d = definition
+        self.identity = identity or {}
+        """The eval file's `suite` name and `eval_path`, which a replay target matches."""
         self.env = env
         self.eval_dir = eval_dir
         self.targets_file = targets_file
@@ -192,6 +204,10 @@ class TargetMapper:
             return self.agent(kind)
         if kind == "cli":
             return self.cli(self.text("command", required=True) or "")
+        if kind == "replay":
+            return self.replay()
+        if kind == "copilot-log":
+            return self.copilot_log()
         # AgentV runs an unknown kind as a convention provider from .agentv/providers/.
         command = self.text("command") or f"bun run .agentv/providers/{kind}.ts {{PROMPT}}"
         return self.cli(command)
@@ -328,6 +344,56 @@ class TargetMapper:
         if files is not None:
             runner["files_format"] = files
         return self._command(runner, self._cwd())
+
+    def replay(self) -> dict[str, JSON]:
+        """AgentV's `replay` provider: the recorded outputs of its `fixtures` or `transcripts`
+        file (relative to the eval file's directory), read by `_agent_cli.py` at run time as
+        AgentV reads them when the case runs."""
+        given = {k: v for k in _REPLAY_SOURCES if (v := self.text(k)) is not None}
+        if len(given) != 1:
+            raise Unmapped(
+                "a replay target needs exactly one source: `fixtures`, `transcripts` or "
+                "`execution_traces`"
+            )
+        [(source, value)] = given.items()
+        if source == "execution_traces":
+            raise Unmapped(
+                "replay from `execution_traces` (agentv.trace.v1 artifacts) is not supported: "
+                "replay `fixtures` or `transcripts`",
+                source,
+            )
+        runner: dict[str, JSON] = {
+            "kind": "replay",
+            "source": source,
+            "path": str((self.eval_dir / value).resolve()),
+            "source_target": self.text("source_target", required=True),
+            "label": f"replay target '{self.name}'",
+        }
+        for key in ("suite", "eval_path", "variant"):
+            match = self.text(key) or self.identity.get(key)
+            if match:
+                runner[key] = match
+        return self._command(runner, None)
+
+    def copilot_log(self) -> dict[str, JSON]:
+        """AgentV's `copilot-log` provider: a Copilot CLI session transcript read from disk
+        by `_agent_cli.py` when the case runs (the same session for every case, as in
+        AgentV); paths are as AgentV takes them, from the working directory."""
+        discover = self.d.get("discover")
+        if discover is not None and discover != "latest":
+            raise Unmapped(f'`discover` must be "latest" (got "{discover}")', "discover")
+        runner: dict[str, JSON] = {
+            "kind": "copilot-log",
+            "label": f"copilot-log target '{self.name}'",
+        }
+        for key in ("session_dir", "session_id", "session_state_dir", "cwd"):
+            value = self.text(key)
+            if value is not None:
+                path = key.endswith("_dir")
+                runner[key] = str((Path.cwd() / value).resolve()) if path else value
+        if discover is not None:
+            runner["discover"] = "latest"
+        return self._command(runner, None)
 
     def agent(self, kind: str) -> dict[str, JSON]:
         """A coding agent's CLI, started by `_agent_cli.py` with AgentV's arguments."""

@@ -2,12 +2,17 @@
 
 Loading puts every mappable target of the file among the suite's `targets` (the suite's own
 definitions win) and selects the one the eval file names, else `default`; `assay run --target`
-may pick any other, as `agentv eval --target` does. A name that is not there fails when the
-run is planned, with the reason and the targets file it was looked up in.
+may pick any other, as `agentv eval --target` does. When the nearest file lacks the eval
+file's target and AgentV v5's `.agentv/config.yaml` names a provider catalogue (`providers:
+file://…`), the targets come from that catalogue instead: AgentV v5 run from the repository
+root reads it for every eval file (AgentV v4 has no catalogue and fails the name). A name
+that is in neither fails when the run is planned, with the reason and the files it was
+looked up in.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,43 +112,44 @@ def select_agentv_target(
     config = _agentv_config(config_file)
     config_warnings = _config_warnings(config)
     file = find_targets_file(eval_dir, repo_root)
+    env = AgentVEnv.for_eval(eval_dir, repo_root)
+    catalogue = _ConfigCatalogue(
+        config_file, config, env, eval_dir, file, aliases=aliases, identity=_identity(data, source)
+    )
+    if file is None and catalogue.file is not None:
+        file, catalogue.file = catalogue.file, None  # the config's catalogue is the only one
     if file is None:
         where = (
             f"any targets.yaml or .agentv/targets.yaml (or .yml) from {display_path(eval_dir)} "
             f"up to the repository root {display_path(repo_root)} or in the working directory"
         )
         return config_warnings, [], AgentVTargetLookup(where)
-    env = AgentVEnv.for_eval(eval_dir, repo_root)
     try:
         found = read_agentv_targets(
-            file, env, eval_dir, aliases=aliases if isinstance(aliases, dict) else None
+            file, env, eval_dir, aliases=catalogue.aliases, identity=catalogue.identity
         )
     except ConfigError as exc:
         return config_warnings, exc.issues, None
+    defaults = _config_defaults(config)
     own = data.get("targets")
+    wanted = _wanted_name(data, env, defaults)
+    try:
+        found, looked_in = _target_source(found, catalogue, wanted, _dict(own))
+    except ConfigError as exc:
+        return config_warnings, exc.issues, None
     targets: dict[str, JSON] = dict(own) if isinstance(own, dict) else {}
     for defined, spec in found.specs.items():
         if defined not in targets:
             targets[defined] = spec
     if targets:
         data["targets"] = targets
-    name = data.get("target")
-    variable = whole_reference(name)
-    if variable is not None:  # AgentV reads `${{ VAR }}` in eval files too; unset is no target
-        name = data["target"] = env.get(variable, "").strip() or None
-        if name is None:
-            del data["target"]
-    defaults = _config_defaults(config)
-    fallback = defaults.get("provider", "default")  # v5's `defaults.provider`, else `default`
-    if name is None and (fallback in targets or fallback in found.notes):
-        name = data["target"] = fallback
+    name = _select_name(data, env, defaults, (*targets, *found.notes))
     warnings = config_warnings
     own_names = set(own) if isinstance(own, dict) else set()
     judgeless: dict[str, str] = {}
     judges: dict[str, dict[str, JSON]] = {}
     judge_of = None
     if "judge" not in data:
-        catalogue = _ConfigCatalogue(config_file, config, env, eval_dir, found.file)
         selected = name if name not in own_names else None
         judge_of = selected if isinstance(selected, str) else None
         judged, judgeless, judges = _judges(
@@ -155,6 +161,7 @@ def select_agentv_target(
             catalogue=catalogue,
         )
         warnings += judged
+        _inline_judge(data, name if name in own_names else None, found, defaults, catalogue)
     if isinstance(name, str) and name in found.specs and name not in own_names:
         warnings += found.warnings[name]
         execution = data.setdefault("execution", {}) if name in found.workers else None
@@ -168,7 +175,7 @@ def select_agentv_target(
     }
     judgeless = {n: why for n, why in judgeless.items() if n not in own_names}
     lookup = AgentVTargetLookup(
-        found.display, tuple(found.names), found.notes, located, judgeless, judges, judge_of
+        looked_in, tuple(found.names), found.notes, located, judgeless, judges, judge_of
     )
     return warnings, [], lookup
 
@@ -208,6 +215,23 @@ def _judges(
     return warnings, judgeless, judges
 
 
+def _inline_judge(
+    data: dict[str, JSON],
+    name: JSON,
+    found: AgentVTargets,
+    defaults: Mapping[str, str],
+    catalogue: _ConfigCatalogue,
+) -> None:
+    """The judge of an eval file's own target (a v5 inline provider): AgentV v5 grades it
+    with the config's `defaults.grader`, looked up as any provider's grader is."""
+    grader = defaults.get("grader")
+    if not isinstance(name, str) or grader is None or "judge" in data:
+        return
+    choice = choose_grader(name, found, default_grader=grader, catalog=catalogue.read)
+    if choice.judge is not None:
+        data["judge"] = choice.judge
+
+
 def _config_file(eval_dir: Path, repo_root: Path) -> Path | None:
     """The `.agentv/config.yaml` AgentV would read: the first from the eval file's directory up
     to the repository root."""
@@ -231,7 +255,7 @@ def _agentv_config(path: Path | None) -> tuple[JSON, SourceMap] | None:
 
 class _ConfigCatalogue:
     """The provider catalogue AgentV v5's config file names (`providers: file://…`, relative
-    to the config file), read once when a grader is looked up there."""
+    to the config file), read once when a target or grader is looked up there."""
 
     def __init__(
         self,
@@ -239,25 +263,108 @@ class _ConfigCatalogue:
         config: tuple[JSON, SourceMap] | None,
         env: AgentVEnv,
         eval_dir: Path,
-        seen: Path,
+        seen: Path | None,
+        *,
+        aliases: JSON,
+        identity: Mapping[str, str],
     ) -> None:
         self.file: Path | None = None
+        self.named = display_path(config_file) if config_file is not None else ""
+        """The config file that names the catalogue."""
         data = config[0] if config is not None else None
         named = data.get("providers") if isinstance(data, dict) else None
         if config_file is not None and isinstance(named, str) and named.startswith("file://"):
             path = (config_file.parent / named.removeprefix("file://")).resolve()
-            self.file = path if path.is_file() and path != seen.resolve() else None
+            same = seen is not None and path == seen.resolve()
+            self.file = path if path.is_file() and not same else None
         self.env = env
         self.eval_dir = eval_dir
+        self.aliases = aliases if isinstance(aliases, dict) else None
+        """The eval file's `use_target` aliases (AgentV adds them to its targets file)."""
+        self.identity = identity
         self.found: AgentVTargets | None = None
 
-    def read(self) -> AgentVTargets | None:
+    def read(self, *, strict: bool = False) -> AgentVTargets | None:
+        """The catalogue's targets (None: there is none). A catalogue AgentV refuses is left
+        out, or with `strict` (it is where the eval file's target comes from) raised.
+
+        Raises:
+            ConfigError: with `strict`, the catalogue is not a valid targets file.
+        """
         if self.file is not None and self.found is None:
             try:
-                self.found = read_agentv_targets(self.file, self.env, self.eval_dir)
+                self.found = read_agentv_targets(
+                    self.file, self.env, self.eval_dir, aliases=self.aliases, identity=self.identity
+                )
             except ConfigError:
+                if strict:
+                    raise
                 self.file = None  # AgentV refuses it when it runs; the grader is not there
         return self.found
+
+
+def _target_source(
+    found: AgentVTargets, catalogue: _ConfigCatalogue, wanted: str, own: dict[str, JSON]
+) -> tuple[AgentVTargets, str]:
+    """The targets file the eval file's target comes from, and where an unknown one was
+    looked up: the nearest, else the catalogue AgentV v5's config names (`providers:
+    file://…`), which AgentV run from the repository root reads for every eval file.
+
+    Raises:
+        ConfigError: the target is not in the nearest file and that catalogue is invalid.
+    """
+    if wanted in found.lines or wanted in own or catalogue.file is None:
+        return found, found.display
+    other = catalogue.read(strict=True)
+    if other is None:
+        return found, found.display
+    if wanted in other.lines:
+        return other, other.display
+    return found, f"{found.display} nor in {other.display} (the catalogue {catalogue.named} names)"
+
+
+def _select_name(
+    data: dict[str, JSON], env: AgentVEnv, defaults: Mapping[str, str], known: tuple[str, ...]
+) -> JSON:
+    """Set the suite's `target` to the one AgentV runs and return it: the eval file's own
+    (AgentV reads `${{ VAR }}` in eval files too; unset is no target), else v5's
+    `defaults.provider` or `default` when the targets have it."""
+    name = data.get("target")
+    variable = whole_reference(name)
+    if variable is not None:
+        name = data["target"] = env.get(variable, "").strip() or None
+        if name is None:
+            del data["target"]
+    fallback = defaults.get("provider", "default")
+    if name is None and fallback in known:
+        name = data["target"] = fallback
+    return name
+
+
+def _identity(data: dict[str, JSON], source: SourceMap) -> dict[str, str]:
+    """The eval file's suite name (its `name`, else its file name without `.eval.yaml` or
+    `.yaml`, as AgentV names it) and absolute path: what replay targets match records by."""
+    file = Path(source.default_file).resolve()
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        name = re.sub(r"(\.eval)?\.ya?ml$", "", file.name, flags=re.IGNORECASE) or "eval"
+    return {"suite": name.strip(), "eval_path": str(file)}
+
+
+def _dict(value: JSON) -> dict[str, JSON]:
+    return value if isinstance(value, dict) else {}
+
+
+def _wanted_name(data: dict[str, JSON], env: AgentVEnv, defaults: Mapping[str, str]) -> str:
+    """The target an eval file runs, before it is looked up: its own (`${{ VAR }}` read), else
+    v5's `defaults.provider`, else `default`."""
+    name = data.get("target")
+    variable = whole_reference(name)
+    if variable is not None:
+        name = env.get(variable, "").strip() or None
+    if isinstance(name, str) and name:
+        return name
+    return defaults.get("provider", "default")
 
 
 def _config_warnings(config: tuple[JSON, SourceMap] | None) -> list[ConfigIssue]:

@@ -102,11 +102,17 @@ def find_targets_file(eval_dir: Path, repo_root: Path) -> Path | None:
 
 
 def read_agentv_targets(
-    file: Path, env: AgentVEnv, eval_dir: Path, *, aliases: Mapping[str, JSON] | None = None
+    file: Path,
+    env: AgentVEnv,
+    eval_dir: Path,
+    *,
+    aliases: Mapping[str, JSON] | None = None,
+    identity: Mapping[str, str] | None = None,
 ) -> AgentVTargets:
     """Read and map every target of an AgentV targets file, and the eval file's `aliases`
     (`execution.targets` entries with `use_target`: AgentV adds each the file lacks as a
-    target delegating to another).
+    target delegating to another); `identity` is the eval file's suite name and path, which
+    replay targets match recorded outputs by.
 
     Raises:
         ConfigError: the file is not YAML, or not a mapping with a `targets` list of named
@@ -142,7 +148,7 @@ def read_agentv_targets(
         try:
             concrete = _follow_use_target(name, definitions, env)
             at, definition = definitions[concrete]
-            mapper = TargetMapper(definition, env, eval_dir, found.display, name)
+            mapper = TargetMapper(definition, env, eval_dir, found.display, name, identity=identity)
             spec = mapper.spec()
             _TARGET_SPEC.validate_python(spec)
         except Unmapped as exc:

@@ -18,8 +18,10 @@ from pathlib import Path
 from assay.config._yaml import LocPath, SourceMap, format_path, load_yaml
 from assay.errors import ConfigError, ConfigIssue
 from assay.interop._vars import substitute_vars
+from assay.interop.agentv._target_kinds import Unmapped, is_builtin_kind
 from assay.interop.agentv._v5_asserts import V5Asserts
 from assay.interop.agentv._v5_environment import EnvironmentReader
+from assay.interop.agentv._v5_inline import inline_target
 from assay.interop.agentv._v5_prompts import Prompt, PromptReader, slug
 from assay.interop.agentv._v5_rows import Origin, RowReader
 from assay.interop.agentv._v5_transform import TransformWrapper
@@ -255,15 +257,10 @@ class V5Reader:
         ident: str = entry["id"]
         if "hooks" in entry:
             self.testbed.read_provider_hooks(entry["hooks"], (*path, "hooks"))
-        for key in ("runtime", "environment", "env", "inputs", "transform", "prompts"):
-            if key in entry:
-                self.error(
-                    (*path, key),
-                    f"provider `{key}` is not supported by assay: define the target in "
-                    "assay.yaml and name it here",
-                )
-        if "delay" in entry:
-            self.warn((*path, "delay"), "`delay` is ignored: assay paces requests itself")
+        self._provider_keys(entry, path)
+        if ":" not in ident and is_builtin_kind(ident):
+            self._builtin_provider(entry, ident, path, data)
+            return
         parts = ident.split(":")
         kind = parts[0]
         if len(parts) < 2 or (kind not in _OPENAI_PROTOCOL and kind != "anthropic"):
@@ -290,6 +287,47 @@ class V5Reader:
                 )
         label = entry.get("label")
         name = slug(label if isinstance(label, str) else ident.replace(":", "-"))
+        data["targets"] = {name: target}
+        data["target"] = self.target = name
+        self.source.entries.setdefault(("target",), self.source.locate(path))
+        self.source.entries.setdefault(("targets", name), self.source.locate(path))
+
+    def _provider_keys(self, entry: dict[str, JSON], path: LocPath) -> None:
+        """The provider keys assay has no equivalent for (errors), and `delay` (ignored)."""
+        for key in ("runtime", "environment", "env", "inputs", "transform", "prompts"):
+            if key in entry:
+                self.error(
+                    (*path, key),
+                    f"provider `{key}` is not supported by assay: define the target in "
+                    "assay.yaml and name it here",
+                )
+        if "delay" in entry:
+            self.warn((*path, "delay"), "`delay` is ignored: assay paces requests itself")
+
+    def _builtin_provider(
+        self, entry: dict[str, JSON], ident: str, path: LocPath, data: dict[str, JSON]
+    ) -> None:
+        """An inline provider of one of AgentV's own kinds (a coding agent, `cli`, `mock`, a
+        model API): the target a catalogue entry of that kind would be."""
+        label = entry.get("label")
+        name = slug(label if isinstance(label, str) and label.strip() else ident)
+        try:
+            target, warnings = inline_target(
+                entry, name, self.base_dir, self.source.locate(path).file
+            )
+        except Unmapped as exc:
+            at = (*path, exc.key) if exc.key in entry else path
+            self.error(at, f"provider '{ident}': {exc}")
+            return
+        for warning in warnings:
+            self.warn(path, warning)
+        config = entry.get("config")
+        if "grader_target" in entry or (isinstance(config, dict) and "grader_target" in config):
+            self.warn(
+                path,
+                "an inline provider's `grader_target` is not read: its judge is the one "
+                "`defaults.grader` of .agentv/config.yaml names, else assay's settings",
+            )
         data["targets"] = {name: target}
         data["target"] = self.target = name
         self.source.entries.setdefault(("target",), self.source.locate(path))

@@ -24,7 +24,7 @@ from assay.config._yaml import LocPath, load_yaml
 from assay.errors import ConfigError
 from assay.results import JSON
 
-__all__ = ["EnvironmentReader"]
+__all__ = ["EnvironmentReader", "docker_not_used"]
 
 Report = Callable[[LocPath, str], None]
 
@@ -52,6 +52,17 @@ _SILENT = (
 HOOK_TIMEOUT_MS = 3_600_000
 """AgentV sets no time limit on a setup without `timeout_ms` or on an extension; assay's
 hooks need one, so the generated hooks get an hour."""
+
+
+def docker_not_used(settings: str, section: str) -> str:
+    """The warning of an AgentV Docker testbed (v5 `environment`, v4 `workspace.docker`),
+    which assay replaces with a fresh workspace on this machine; `settings` are the ones not
+    used besides the image, `section` the docs section."""
+    return (
+        "assay runs the target and graders on this machine, in a fresh empty workspace per "
+        f"case: the Docker image, {settings} are not used (see "
+        f"docs/migrating-from-agentv.md#{section})"
+    )
 
 
 def _interpolate(value: JSON, env: dict[str, str]) -> JSON:
@@ -298,12 +309,7 @@ class EnvironmentReader:
                 "containers: run it on this machine in a `workspace` hook instead",
             )
             return None
-        self.warn(
-            (*path, "type"),
-            "assay runs the target and graders on this machine, in a fresh empty workspace per "
-            "case: the Docker image, resources, mounts, secrets and env are not used (see "
-            "docs/migrating-from-agentv.md#v5)",
-        )
+        self.warn((*path, "type"), docker_not_used("resources, mounts, secrets and env", "v5"))
         return {"type": "docker"}
 
     def _setup(self, raw: JSON, path: LocPath) -> tuple[bool, dict[str, JSON] | None]:

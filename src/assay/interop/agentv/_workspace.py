@@ -1,6 +1,7 @@
 """AgentV's `workspace` (suite or test), rewritten to assay's `workspace` (same keys, see
 docs/migrating-from-agentv.md#workspaces): what differs is a located warning, what assay
-lacks (Docker, static and pooled directories) a located error.
+lacks (static and pooled directories) a located error. A Docker workspace is a fresh one on
+this machine, with a warning (as v5's Docker environment, assay.interop.agentv._v5_environment).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from assay.config._yaml import LocPath, load_yaml
 from assay.errors import ConfigError
+from assay.interop.agentv._v5_environment import docker_not_used
 from assay.results import JSON
 
 __all__ = ["rewrite_workspace"]
@@ -35,12 +37,14 @@ def rewrite_workspace(
     if not isinstance(value, dict):
         return value
     spec = dict(value)
-    for key, why in (
-        ("docker", "assay runs the target and graders on this machine"),
-        ("path", "assay makes a fresh directory per case; copy the directory as `template`"),
-    ):
-        if key in spec:
-            error((*path, key), f"AgentV's `workspace.{key}` is not supported: {why}")
+    if "docker" in spec:
+        _docker(spec.pop("docker"), (*path, "docker"), error, warn)
+    if "path" in spec:
+        error(
+            (*path, "path"),
+            "AgentV's `workspace.path` is not supported: assay makes a fresh directory per "
+            "case; copy the directory as `template`",
+        )
     mode = spec.pop("mode", None)
     if mode == "static":
         error((*path, "mode"), "a static workspace is not supported: assay makes one per case")
@@ -66,6 +70,15 @@ def rewrite_workspace(
         spec["hooks"] = _hooks(spec["hooks"], (*path, "hooks"), where, base_dir, warn)
     spec.setdefault("keep", "on_failure")  # AgentV keeps a failed case's workspace
     return spec
+
+
+def _docker(docker: JSON, path: LocPath, error: Report, warn: Report) -> None:
+    """v4's `workspace.docker` (AgentV runs each case's code graders in a container of
+    `image`): as v5's Docker environment, a fresh workspace on this machine and a warning."""
+    if not isinstance(docker, dict) or not isinstance(docker.get("image"), str):
+        error(path, "`workspace.docker` must be a mapping with `image` (AgentV requires it)")
+        return
+    warn(path, docker_not_used("its timeout, memory and cpus limits", "workspaces"))
 
 
 def _local(given: Path, where: Path, base_dir: Path) -> str:
