@@ -615,3 +615,38 @@ def test_i25_3_scripts_see_tool_calls_in_openais_shape(tmp_path: Path) -> None:
         grader = CodeGrader(type="code-grader", command=command, memory_mb=None)
         result = asyncio.run(grader.grade(ctx))
         assert (result.score, result.error) == (1.0, None), command[0]
+
+
+def test_i25_3_finish_reason_checks_why_the_model_stopped(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "promptfooconfig.yaml",
+        CONFIG_HEAD
+        + """\
+tests:
+  - description: tools
+    vars: {q: Weather in Boston?, reason: TOOL_CALLS}
+    assert:
+      - type: finish-reason
+        value: '{{reason}}'
+  - description: cut
+    vars: {q: Tell me everything}
+    assert:
+      - type: finish-reason
+        value: stop
+      - type: not-finish-reason
+        value: length
+""",
+    )
+    conversion = convert(config)
+    graders = conversion.suite["tests"][1]["assertions"]
+    assert graders == [
+        {"type": "finish-reason", "value": "stop"},
+        {"type": "finish-reason", "value": "length", "negate": True},
+    ]
+    assert left_out(conversion) == ""
+    replies = {
+        "Weather in Boston?": {"tool_calls": [{"name": "get_weather", "arguments": {}}]},
+        "Tell me everything": {"content": "It all began", "finish_reason": "length"},
+    }
+    results = run(conversion, tmp_path, replies)
+    assert verdicts(results) == {"tools": ["pass"], "cut": ["fail", "fail"]}

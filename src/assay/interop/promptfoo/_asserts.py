@@ -230,6 +230,11 @@ def _other(
         return Mapped({"type": base, option: threshold})
     if base == "assert-set":
         return _assert_set(spec, threshold, variables, where)
+    if base == "finish-reason":
+        value = spec.get("value")
+        if not isinstance(value, str) or not value:
+            return Mapped(unmapped="finish-reason needs the expected reason as a string `value`")
+        return Mapped({"type": "finish-reason", "value": value})
     return Mapped(unmapped=_ADVICE.get(base, _DEFAULT_ADVICE))
 
 
