@@ -52,14 +52,20 @@ def test_the_openai_target_records_the_reason_and_the_grader_compares_it_ignorin
 
 
 def test_a_tool_calling_reply_stops_for_tool_calls_on_both_wires() -> None:
-    calling = {"content": "", "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}
+    call = {"name": "get_weather", "arguments": {"city": "Paris"}}
+    calling = {"content": "", "tool_calls": [call]}
     assert openai_reply(calling).finish_reason == "tool_calls"
     assert anthropic_reply(calling).finish_reason == "tool_calls"  # `tool_use`, in OpenAI's words
 
 
 @pytest.mark.parametrize(
     ("stop_reason", "recorded"),
-    [("end_turn", "stop"), ("stop_sequence", "stop"), ("max_tokens", "length"), ("refusal", "refusal")],
+    [
+        ("end_turn", "stop"),
+        ("stop_sequence", "stop"),
+        ("max_tokens", "length"),
+        ("refusal", "refusal"),
+    ],
 )
 def test_anthropic_stop_reasons_are_recorded_in_openai_words(
     stop_reason: str, recorded: str

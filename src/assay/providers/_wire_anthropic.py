@@ -42,7 +42,6 @@ def turns(messages: Sequence[Message]) -> list[JSON]:
     return wire
 
 
-
 _STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -51,6 +50,7 @@ _STOP_REASONS = {
 }
 """Anthropic's `stop_reason` in OpenAI's `finish_reason` words; others (`pause_turn`,
 `refusal`) are kept as they are."""
+
 
 def read_turn(reply: object) -> ModelTurn:
     """A Messages reply as a turn: text blocks join into the text, `tool_use` blocks are calls.

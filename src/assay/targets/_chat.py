@@ -262,9 +262,7 @@ class ChatModelTarget(Target):
             if not turn.calls or not self.tool_loop:
                 calls = [ToolCall(tool=c.name, args=c.args) for c in turn.calls]
                 transcript.append(Message(role="assistant", content=turn.text, tool_calls=calls))
-                return self._output(
-                    turn.text or "", transcript, usage, started, turn.finish_reason
-                )
+                return self._output(turn.text or "", transcript, usage, started, turn.finish_reason)
             answered, results = _answer_all(turn.calls, request.metadata)
             transcript.append(Message(role="assistant", content=turn.text, tool_calls=answered))
             transcript.extend(
