@@ -650,3 +650,68 @@ tests:
     }
     results = run(conversion, tmp_path, replies)
     assert verdicts(results) == {"tools": ["pass"], "cut": ["fail", "fail"]}
+
+
+def test_i25_3_moderation_by_another_classifier_is_approximated_or_left_out_loudly(
+    tmp_path: Path,
+) -> None:
+    config = write(
+        tmp_path / "promptfooconfig.yaml",
+        CONFIG_HEAD
+        + """\
+tests:
+  - description: guard
+    vars: {q: Write a tweet}
+    assert:
+      - type: moderation
+        provider: 'replicate:moderation:meta/meta-llama-guard-2-8b:abc'
+        value: [S10]
+      - type: moderation
+        provider: openai:moderation
+        value: [harassment]
+      - type: moderation
+        provider: {id: 'replicate:moderation:meta/llama-guard-4-12b'}
+""",
+    )
+    conversion = convert(config)
+    graders = conversion.suite["tests"][0]["assertions"]
+    assert graders == [{"type": "moderation", "categories": ["harassment"]}, {"type": "moderation"}]
+    dropped = left_out(conversion)
+    assert "moderation by `replicate:moderation:meta/meta-llama-guard-2-8b:abc` on its own" in (
+        dropped
+    )
+    assert "promptfooconfig.yaml:7" in dropped
+    (approximated,) = [str(w) for w in conversion.warnings if "llama-guard-4" in str(w)]
+    assert "checked by OpenAI's moderation endpoint on every category" in approximated
+
+
+@pytest.mark.parametrize(
+    ("kind", "why"),
+    [
+        ("trace-span-count", "OTLP receiver"),
+        ("trajectory:step-count", "OTLP receiver"),
+        ("conversation-relevance", "sliding window"),
+        ("search-rubric", "searches the web"),
+    ],
+)
+def test_i25_3_checks_assay_cannot_make_faithfully_say_why(
+    tmp_path: Path, kind: str, why: str
+) -> None:
+    config = write(
+        tmp_path / "promptfooconfig.yaml",
+        CONFIG_HEAD
+        + f"""\
+tests:
+  - vars: {{q: Hi}}
+    assert:
+      - type: {kind}
+        value: {{pattern: '*', min: 1}}
+      - type: contains
+        value: Hi
+""",
+    )
+    dropped = left_out(convert(config))
+    assert dropped.startswith(
+        f"promptfooconfig.yaml:6 tests[0].assert[0]: left out: assertion `{kind}`: "
+    )
+    assert why in dropped
