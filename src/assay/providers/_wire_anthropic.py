@@ -81,7 +81,7 @@ def read_turn(reply: object) -> ModelTurn:
                     kind="InvalidToolArguments",
                 )
             calls.append(TurnCall(str(block.get("id", "")), name, args))
-    stop = reply.get("stop_reason")
+    stop = reply.get("stop_reason") if isinstance(reply, dict) else None
     return ModelTurn(
         text="".join(texts) if texts else None,
         calls=calls,
