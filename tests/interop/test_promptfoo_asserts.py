@@ -10,6 +10,9 @@ server, whose replies are keyed by the rendered prompt.
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -715,3 +718,22 @@ tests:
         f"promptfooconfig.yaml:6 tests[0].assert[0]: left out: assertion `{kind}`: "
     )
     assert why in dropped
+
+
+def test_i25_3_a_python_providers_finish_reason_reaches_the_grader(tmp_path: Path) -> None:
+    """promptfoo's ProviderResponse carries `finishReason`; the call_api shim hands it on as
+    the structured output's `finish_reason`, run as a real subprocess."""
+    write(
+        tmp_path / "provider.py",
+        "def call_api(prompt, options, context):\n"
+        "    return {'output': 'It all began', 'finishReason': 'length'}\n",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "assay.interop.promptfoo.call_api", "provider.py:call_api"],
+        input=json.dumps({"input": "Tell me everything", "metadata": {"vars": {}}}),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    )
+    assert json.loads(done.stdout) == {"output": "It all began", "finish_reason": "length"}
