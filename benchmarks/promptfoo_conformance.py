@@ -58,6 +58,10 @@ KEYS = [
     # Vertex AI: the access token is its key; the project names the endpoint, as in promptfoo
     "VERTEX_ACCESS_TOKEN",
     "VERTEX_PROJECT_ID",
+    # Cloudflare AI Gateway: promptfoo reads the account and gateway ids from the environment
+    # (when the provider's config does not set them), as it reads keys; they name the URL
+    "CLOUDFLARE_ACCOUNT_ID",
+    "CLOUDFLARE_GATEWAY_ID",
 ]
 
 

@@ -187,6 +187,9 @@ class TargetOutput(_Result):
     token_usage: TokenUsage | None = None
     cost_usd: float | None = None
     duration_ms: float = 0.0
+    finish_reason: str | None = None
+    """Why the model stopped, in OpenAI's words (`stop`, `length`, `tool_calls`,
+    `content_filter`): model targets record it from the reply, others may report it."""
 
 
 class ExpectedOutcomeResult(_Result):
@@ -494,6 +497,7 @@ class TargetOutputFields(TypedDict, total=False):
     token_usage: TokenUsage | None
     cost_usd: float | None
     duration_ms: float
+    finish_reason: str | None
 
 
 class GraderResultFields(TypedDict, total=False):

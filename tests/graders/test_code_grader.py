@@ -130,6 +130,7 @@ def test_the_context_arrives_on_stdin_as_json(tmp_path: Path) -> None:
             "token_usage": None,
             "cost_usd": 0.01,
             "duration_ms": 0.0,
+            "finish_reason": None,
         },
         "threshold": 0.7,
         "criteria": None,

@@ -477,3 +477,32 @@ def test_i25_2_a_working_dir_missing_next_to_the_config_is_warned(tmp_path: Path
     assert note.startswith("promptfooconfig.yaml:3 providers[0]: approximated:")
     assert "`working_dir: examples/basic` is read relative to the config's directory" in note
     assert conversion.suite["targets"]["opencode-sdk"]["cwd"] == "examples/basic"
+
+
+@pytest.mark.parametrize("out", ["suite", "elsewhere/deeper/suite"])
+def test_i25_2_a_working_dir_relative_to_the_directory_promptfoo_runs_in_is_found(
+    agents_env: Path, tmp_path: Path, out: str
+) -> None:
+    """promptfoo reads `working_dir` relative to where it runs; an example run from its
+    repository's root names `examples/x/codebase`, which the import finds above the config and
+    the converted suite runs in, wherever the suite is written."""
+    repo = tmp_path / "repo"
+    write(repo / "examples" / "agentic" / "codebase" / "a.py", "print()\n")
+    config = write(
+        repo / "examples" / "agentic" / "promptfooconfig.yaml",
+        "prompts: ['Review the code.']\nproviders:\n  - id: openai:codex-sdk\n"
+        "    config: {working_dir: examples/agentic/codebase}\n",
+    )
+    fake_cli(tmp_path / "bin", "codex", CODEX_EVENTS)
+    suite_dir = tmp_path / out
+    suite_dir.mkdir(parents=True)
+    conversion, loaded = convert(config, suite_dir)
+    codebase = repo / "examples" / "agentic" / "codebase"
+    cwd = conversion.suite["targets"]["openai-codex-sdk"]["cwd"]
+    assert (suite_dir / cwd).resolve() == codebase.resolve()
+    (note,) = [str(w) for w in conversion.warnings if "working_dir" in str(w)]
+    assert f"exists relative to {repo}" in note
+    case = run(loaded, "openai-codex-sdk")
+    assert case.verdict == "pass", case.error
+    (call,) = started(agents_env)
+    assert Path(call["cwd"]).resolve() == codebase.resolve()

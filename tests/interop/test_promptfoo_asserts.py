@@ -10,6 +10,9 @@ server, whose replies are keyed by the rendered prompt.
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -615,3 +618,122 @@ def test_i25_3_scripts_see_tool_calls_in_openais_shape(tmp_path: Path) -> None:
         grader = CodeGrader(type="code-grader", command=command, memory_mb=None)
         result = asyncio.run(grader.grade(ctx))
         assert (result.score, result.error) == (1.0, None), command[0]
+
+
+def test_i25_3_finish_reason_checks_why_the_model_stopped(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "promptfooconfig.yaml",
+        CONFIG_HEAD
+        + """\
+tests:
+  - description: tools
+    vars: {q: Weather in Boston?, reason: TOOL_CALLS}
+    assert:
+      - type: finish-reason
+        value: '{{reason}}'
+  - description: cut
+    vars: {q: Tell me everything}
+    assert:
+      - type: finish-reason
+        value: stop
+      - type: not-finish-reason
+        value: length
+""",
+    )
+    conversion = convert(config)
+    graders = conversion.suite["tests"][1]["assertions"]
+    assert graders == [
+        {"type": "finish-reason", "value": "stop"},
+        {"type": "finish-reason", "value": "length", "negate": True},
+    ]
+    assert left_out(conversion) == ""
+    replies = {
+        "Weather in Boston?": {"tool_calls": [{"name": "get_weather", "arguments": {}}]},
+        "Tell me everything": {"content": "It all began", "finish_reason": "length"},
+    }
+    results = run(conversion, tmp_path, replies)
+    assert verdicts(results) == {"tools": ["pass"], "cut": ["fail", "fail"]}
+
+
+def test_i25_3_moderation_by_another_classifier_is_approximated_or_left_out_loudly(
+    tmp_path: Path,
+) -> None:
+    config = write(
+        tmp_path / "promptfooconfig.yaml",
+        CONFIG_HEAD
+        + """\
+tests:
+  - description: guard
+    vars: {q: Write a tweet}
+    assert:
+      - type: moderation
+        provider: 'replicate:moderation:meta/meta-llama-guard-2-8b:abc'
+        value: [S10]
+      - type: moderation
+        provider: openai:moderation
+        value: [harassment]
+      - type: moderation
+        provider: {id: 'replicate:moderation:meta/llama-guard-4-12b'}
+""",
+    )
+    conversion = convert(config)
+    graders = conversion.suite["tests"][0]["assertions"]
+    assert graders == [{"type": "moderation", "categories": ["harassment"]}, {"type": "moderation"}]
+    dropped = left_out(conversion)
+    assert "moderation by `replicate:moderation:meta/meta-llama-guard-2-8b:abc` on its own" in (
+        dropped
+    )
+    assert "promptfooconfig.yaml:7" in dropped
+    (approximated,) = [str(w) for w in conversion.warnings if "llama-guard-4" in str(w)]
+    assert "checked by OpenAI's moderation endpoint on every category" in approximated
+
+
+@pytest.mark.parametrize(
+    ("kind", "why"),
+    [
+        ("trace-span-count", "OTLP receiver"),
+        ("trajectory:step-count", "OTLP receiver"),
+        ("conversation-relevance", "sliding window"),
+        ("search-rubric", "searches the web"),
+    ],
+)
+def test_i25_3_checks_assay_cannot_make_faithfully_say_why(
+    tmp_path: Path, kind: str, why: str
+) -> None:
+    config = write(
+        tmp_path / "promptfooconfig.yaml",
+        CONFIG_HEAD
+        + f"""\
+tests:
+  - vars: {{q: Hi}}
+    assert:
+      - type: {kind}
+        value: {{pattern: '*', min: 1}}
+      - type: contains
+        value: Hi
+""",
+    )
+    dropped = left_out(convert(config))
+    assert dropped.startswith(
+        f"promptfooconfig.yaml:6 tests[0].assert[0]: left out: assertion `{kind}`: "
+    )
+    assert why in dropped
+
+
+def test_i25_3_a_python_providers_finish_reason_reaches_the_grader(tmp_path: Path) -> None:
+    """promptfoo's ProviderResponse carries `finishReason`; the call_api shim hands it on as
+    the structured output's `finish_reason`, run as a real subprocess."""
+    write(
+        tmp_path / "provider.py",
+        "def call_api(prompt, options, context):\n"
+        "    return {'output': 'It all began', 'finishReason': 'length'}\n",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "assay.interop.promptfoo.call_api", "provider.py:call_api"],
+        input=json.dumps({"input": "Tell me everything", "metadata": {"vars": {}}}),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    )
+    assert json.loads(done.stdout) == {"output": "It all began", "finish_reason": "length"}

@@ -105,3 +105,41 @@ def test_i25_4_javascript_test_generators_are_called_once() -> None:
     assert inputs == ["Hi Ada", "Hi Grace", "Hi user0", "Hi user1"]
     text = "\n".join(str(w) for w in conversion.warnings)
     assert "j.yaml:4 tests[0]: approximated: the tests 'gen_tests.js' generates" in text
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_i25_4_nunjucks_filters_written_in_javascript_render_the_prompts(tmp_path: Path) -> None:
+    (tmp_path / "shout.js").write_text(
+        "module.exports = function (s) { return String(s).toUpperCase(); };\n", encoding="utf-8"
+    )
+    (tmp_path / "wrap.mjs").write_text(
+        "export default (s, open, close) => `${open}${s ?? 'nothing'}${close}`;\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "typed.ts").write_text("export default (s: string) => s;\n", encoding="utf-8")
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(
+        "prompts:\n"
+        '  - \'Say {{ word | shout }} {{ word | wrap("[", "]") }} {{ gone | wrap("<", ">") }}\'\n'
+        "  - 'Typed {{ word | typed }}'\n"
+        "providers: [openai:gpt-4.1-mini]\n"
+        "nunjucksFilters:\n"
+        "  shout: ./shout.js\n"
+        "  wrap: file://wrap.mjs\n"
+        "  typed: ./typed.ts\n"
+        "tests:\n"
+        "  - vars: {word: hello}\n",
+        encoding="utf-8",
+    )
+    conversion = convert_promptfoo(config, display="f.yaml")
+    inputs = {c["id"]: c["input"] for c in conversion.suite["tests"]}  # type: ignore[index,union-attr]
+    assert inputs == {"test-1-p1": "Say HELLO [hello] <nothing>"}
+    text = "\n".join(str(w) for w in conversion.warnings)
+    assert (
+        "f.yaml:5 nunjucksFilters: approximated: the filters (shout, wrap) run under Node.js"
+        in text
+    )
+    assert (
+        "f.yaml:8 nunjucksFilters.typed: left out: filter 'typed' ('./typed.ts') is not a" in text
+    )
+    assert "prompt 'p2' cannot be rendered" in text

@@ -19,6 +19,7 @@ from assay.graders.context_judged import AnswerRelevancy, ContextPrecision, Cont
 from assay.graders.embedded_json import ContainsJson
 from assay.graders.factuality import Factuality
 from assay.graders.faithfulness import Faithfulness
+from assay.graders.finish_reason import FinishReason
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
 from assay.graders.markup import ContainsXml, IsXml
@@ -75,6 +76,7 @@ __all__ = [
     "Factuality",
     "Faithfulness",
     "FieldAccuracy",
+    "FinishReason",
     "Format",
     "Grader",
     "GraderSpec",

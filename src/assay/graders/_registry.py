@@ -24,6 +24,7 @@ from assay.graders.context_judged import AnswerRelevancy, ContextPrecision, Cont
 from assay.graders.embedded_json import ContainsJson
 from assay.graders.factuality import Factuality
 from assay.graders.faithfulness import Faithfulness
+from assay.graders.finish_reason import FinishReason
 from assay.graders.format import Format
 from assay.graders.llm import LlmGrader
 from assay.graders.markup import ContainsXml, IsXml
@@ -85,6 +86,7 @@ GraderSpec = Annotated[
     | Cost
     | TokenUsageLimit
     | ExecutionMetrics
+    | FinishReason
     | ToolTrajectory
     | ValidToolCalls
     | SkillTrigger
@@ -135,6 +137,7 @@ BUILTIN_GRADERS: dict[str, type[Grader]] = {
         Cost,
         TokenUsageLimit,
         ExecutionMetrics,
+        FinishReason,
         ToolTrajectory,
         ValidToolCalls,
         SkillTrigger,

@@ -20,10 +20,12 @@ class TurnCall:
 
 @dataclass(frozen=True)
 class ModelTurn:
-    """One model reply: its text, the tool calls it asks for, the tokens it used, and the
-    refusal text a model sends instead of content (OpenAI's `refusal`)."""
+    """One model reply: its text, the tool calls it asks for, the tokens it used, the
+    refusal text a model sends instead of content (OpenAI's `refusal`), and why it stopped."""
 
     text: str | None
     calls: list[TurnCall] = field(default_factory=list)
     usage: TokenUsage | None = None
     refusal: str | None = None
+    finish_reason: str | None = None
+    """In OpenAI's words (`stop`, `length`, `tool_calls`, `content_filter`) whichever the wire."""

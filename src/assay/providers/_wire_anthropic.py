@@ -42,6 +42,16 @@ def turns(messages: Sequence[Message]) -> list[JSON]:
     return wire
 
 
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+}
+"""Anthropic's `stop_reason` in OpenAI's `finish_reason` words; others (`pause_turn`,
+`refusal`) are kept as they are."""
+
+
 def read_turn(reply: object) -> ModelTurn:
     """A Messages reply as a turn: text blocks join into the text, `tool_use` blocks are calls.
 
@@ -71,7 +81,13 @@ def read_turn(reply: object) -> ModelTurn:
                     kind="InvalidToolArguments",
                 )
             calls.append(TurnCall(str(block.get("id", "")), name, args))
-    return ModelTurn(text="".join(texts) if texts else None, calls=calls, usage=read_usage(reply))
+    stop = reply.get("stop_reason") if isinstance(reply, dict) else None
+    return ModelTurn(
+        text="".join(texts) if texts else None,
+        calls=calls,
+        usage=read_usage(reply),
+        finish_reason=_STOP_REASONS.get(stop, stop) if isinstance(stop, str) and stop else None,
+    )
 
 
 def read_usage(reply: object) -> TokenUsage | None:

@@ -68,7 +68,16 @@ def read_turn(reply: object) -> ModelTurn:
         calls=calls,
         usage=read_usage(reply),
         refusal=refusal if isinstance(refusal, str) and refusal else None,
+        finish_reason=_finish_reason(choices[0]),
     )
+
+
+def _finish_reason(choice: object) -> str | None:
+    """`choices[0].finish_reason`; the legacy `function_call` is today's `tool_calls`."""
+    reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+    if not isinstance(reason, str) or not reason:
+        return None
+    return "tool_calls" if reason == "function_call" else reason
 
 
 def read_usage(reply: object) -> TokenUsage | None:

@@ -331,6 +331,7 @@ class CaseRunner:
             token_usage=usage,
             cost_usd=cost,
             duration_ms=duration,
+            finish_reason=last.finish_reason if last else None,
         )
         sample = SampleResult(
             index=index,

@@ -262,7 +262,7 @@ class ChatModelTarget(Target):
             if not turn.calls or not self.tool_loop:
                 calls = [ToolCall(tool=c.name, args=c.args) for c in turn.calls]
                 transcript.append(Message(role="assistant", content=turn.text, tool_calls=calls))
-                return self._output(turn.text or "", transcript, usage, started)
+                return self._output(turn.text or "", transcript, usage, started, turn.finish_reason)
             answered, results = _answer_all(turn.calls, request.metadata)
             transcript.append(Message(role="assistant", content=turn.text, tool_calls=answered))
             transcript.extend(
@@ -296,7 +296,12 @@ class ChatModelTarget(Target):
         return [*system, *request.messages]
 
     def _output(
-        self, text: str, transcript: list[Message], usage: TokenUsage | None, started: float
+        self,
+        text: str,
+        transcript: list[Message],
+        usage: TokenUsage | None,
+        started: float,
+        finish_reason: str | None,
     ) -> TargetOutput:
         return TargetOutput(
             output=text,
@@ -305,6 +310,7 @@ class ChatModelTarget(Target):
             token_usage=usage,
             cost_usd=Pricing(self.cost_per_1k_input, self.cost_per_1k_output).cost(usage),
             duration_ms=(time.perf_counter() - started) * 1000,
+            finish_reason=finish_reason,
         )
 
 

@@ -1,13 +1,14 @@
 """Turn what a Python function returns or a command prints into a `TargetOutput` (SPEC §3).
 
 The structured shape is `{output, messages, tool_calls: [{tool, args, output, duration_ms}],
-token_usage: {input, output}, cost_usd, duration_ms}`. Tool calls may also come in the OpenAI
-Chat Completions form inside assistant messages; they are normalised to `ToolCall`, given the
-content of the matching `role: tool` reply as their output, and collected into the top-level
-`tool_calls` when the reply does not list them itself. An optional `spans` list of OpenTelemetry
-GenAI spans (`assay.targets._otel`) supplies the tool calls, token usage and retrieved passages
-the reply does not give directly; spans win over message tool calls since they also carry
-durations. `context` is what a RAG system retrieved: a list of strings or of `{id, text, score}`.
+token_usage: {input, output}, cost_usd, duration_ms, finish_reason}`. Tool calls may also come
+in the OpenAI Chat Completions form inside assistant messages; they are normalised to
+`ToolCall`, given the content of the matching `role: tool` reply as their output, and collected
+into the top-level `tool_calls` when the reply does not list them itself. An optional `spans`
+list of OpenTelemetry GenAI spans (`assay.targets._otel`) supplies the tool calls, token usage
+and retrieved passages the reply does not give directly; spans win over message tool calls
+since they also carry durations. `context` is what a RAG system retrieved: a list of strings
+or of `{id, text, score}`.
 """
 
 from __future__ import annotations
@@ -145,6 +146,8 @@ class _WireOutput(StrictModel):
     """The passages retrieved: strings, or `{id, text, score}` mappings."""
     spans: list[JSON] | None = None
     """OpenTelemetry GenAI spans of the run; malformed ones are skipped, not rejected."""
+    finish_reason: str | None = None
+    """Why the model stopped (`stop`, `length`, `tool_calls`, `content_filter`)."""
 
     def to_target_output(self) -> TargetOutput:
         replies = {
@@ -184,6 +187,7 @@ class _WireOutput(StrictModel):
             "tool_calls": tool_calls,
             "token_usage": token_usage,
             "cost_usd": self.cost_usd,
+            "finish_reason": self.finish_reason,
         }
         if self.context is not None:
             fields["context"] = [p.passage() for p in self.context]

@@ -93,7 +93,7 @@ class _Agent:
         return env_value(value) if isinstance(value, str) else None
 
     def working_dir(self) -> str | None:
-        """`working_dir` (relative to the promptfoo config) as the target's `cwd`."""
+        """`working_dir` as the target's `cwd`; returned relative to the promptfoo config."""
         raw = self.text("working_dir")
         if raw is None:
             return None
@@ -103,13 +103,33 @@ class _Agent:
         elif "${" in raw:
             self.cwd = raw
         else:
+            raw = self._run_dir(raw)
             self.cwd = self._relative(raw)
-            if not (self.base / raw).is_dir():
+        return raw
+
+    def _run_dir(self, raw: str) -> str:
+        """`raw` as a path of the config's directory, or of the nearest directory above it
+        where it exists: promptfoo reads `working_dir` relative to the directory it runs in,
+        which examples take to be a parent (`promptfoo eval -c examples/x/promptfooconfig.yaml`
+        from the repository's root). The path is returned relative to the config's directory."""
+        if Path(raw).is_absolute() or (self.base / raw).is_dir():
+            return raw
+        base = self.base.resolve()
+        for parent in base.parents:
+            if (parent / raw).is_dir():
+                found = os.path.relpath(parent / raw, base)
                 self.differs.append(
-                    f"`working_dir: {raw}` is read relative to the config's directory, where it "
-                    "does not exist (promptfoo reads it relative to the directory promptfoo runs "
-                    "in): set the target's `cwd`"
+                    f"`working_dir: {raw}` does not exist beside the config; promptfoo reads it "
+                    "relative to the directory it runs in, and it exists relative to "
+                    f"{parent}, so the target runs in {parent / raw} (set the target's `cwd` "
+                    "if promptfoo runs elsewhere)"
                 )
+                return found
+        self.differs.append(
+            f"`working_dir: {raw}` is read relative to the config's directory, where it "
+            "does not exist (promptfoo reads it relative to the directory promptfoo runs "
+            "in): set the target's `cwd`"
+        )
         return raw
 
     def _relative(self, path: str) -> str:

@@ -60,6 +60,32 @@ _ADVICE = {
     "ruby": "rewrite the check as a code-grader command (`ruby grade.rb` reading the context "
     "as JSON on stdin)",
 }
+_TRACED = (
+    "promptfoo reads it from the OpenTelemetry spans the provider exports to promptfoo's own "
+    "OTLP receiver during the call; assay runs no receiver and keeps no span names, so a "
+    "converted check would see no trace. Have the provider return its tool calls (or `spans`) "
+    "in its output and check them with `tool-trajectory` or `execution-metrics`"
+)
+for _kind in (
+    "trajectory:tool-used",
+    "trajectory:tool-args-match",
+    "trajectory:tool-sequence",
+    "trajectory:step-count",
+    "trace-span-count",
+    "trace-span-duration",
+    "trace-error-spans",
+):
+    _ADVICE[_kind] = _TRACED
+_ADVICE["conversation-relevance"] = (
+    "promptfoo judges every response of the conversation (`_conversation`, else the one "
+    "exchange) against a sliding window of the turns before it and scores the share judged "
+    "relevant; assay has no such grader: write an llm-grader (or `rubrics`) over the transcript"
+)
+_ADVICE["search-rubric"] = (
+    "promptfoo's judge searches the web to check the rubric against current facts; assay's "
+    "judges do not search, so an llm-grader would judge from the model's memory: write one "
+    "with the facts in the criterion, or a code-grader that looks them up"
+)
 _DEFAULT_ADVICE = "assay has no equivalent grader; write a code-grader or an llm-grader for it"
 _NOT_RENDERED = ("transform", "assert")
 """Keys promptfoo does not render with the test's vars (the set's members render on their own)."""
@@ -195,7 +221,7 @@ def _grader(
     if base in ("rouge-n", "bleu", "levenshtein"):
         return _reference(base, value, threshold, negate)
     if base == "moderation":
-        return _moderation(value)
+        return _moderation(value, spec.get("provider"))
     if base == "word-count":
         return word_count(value)
     return _other(base, spec, threshold, variables, where)
@@ -230,6 +256,11 @@ def _other(
         return Mapped({"type": base, option: threshold})
     if base == "assert-set":
         return _assert_set(spec, threshold, variables, where)
+    if base == "finish-reason":
+        value = spec.get("value")
+        if not isinstance(value, str) or not value:
+            return Mapped(unmapped="finish-reason needs the expected reason as a string `value`")
+        return Mapped({"type": "finish-reason", "value": value})
     return Mapped(unmapped=_ADVICE.get(base, _DEFAULT_ADVICE))
 
 
@@ -255,7 +286,12 @@ def _judged(base: str, value: JSON, threshold: JSON, spec: dict[str, JSON]) -> M
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         value = "\n".join(f"- {v}" for v in value)
     if base != "answer-relevance" and not (isinstance(value, str) and value.strip()):
-        return Mapped(unmapped=f"{base} needs its criterion as a string `value`")
+        return Mapped(
+            unmapped=f"{base} needs its criterion as a string `value` (a rubric given only "
+            "through `rubricPrompt`, a grading conversation whose judge answers `{pass, score, "
+            "reason}`, has no assay form: write it as an llm-grader `prompt` that shows "
+            "`{{ output }}`)"
+        )
     prompt = _JUDGED[base].format(value=value)
     bar = threshold if isinstance(threshold, int | float) else _JUDGED_BAR.get(base, 0.5)
     grader: dict[str, JSON] = {"type": "llm-grader", "prompt": prompt, "min_score": bar}
@@ -305,9 +341,26 @@ def _similar(base: str, value: JSON, threshold: JSON, negate: bool) -> Mapped:
     return Mapped(grader)
 
 
-def _moderation(value: JSON) -> Mapped:
+def _moderation(value: JSON, provider: JSON) -> Mapped:
     """promptfoo's `moderation`: OpenAI's moderation endpoint, failing on the categories in
-    `value` (default: every category)."""
+    `value` (default: every category). Another classifier (`provider`, e.g. Llama Guard) is
+    approximated by OpenAI's on every category, and left out when `value` names its own."""
+    ident = provider.get("id") if isinstance(provider, dict) else provider
+    if isinstance(ident, str) and not ident.startswith("openai:"):
+        if value is not None:
+            return Mapped(
+                unmapped=f"moderation by `{ident}` on its own categories ({value}) has no "
+                "equivalent: assay's `moderation` grader asks OpenAI's moderation endpoint, "
+                "whose categories differ; name OpenAI's categories, or write a code-grader "
+                "that calls that classifier"
+            )
+        return Mapped(
+            {"type": "moderation"},
+            approximated=[
+                f"moderation by `{ident}` is checked by OpenAI's moderation endpoint on every "
+                "category: another classifier, which may flag other outputs"
+            ],
+        )
     if value is None:
         return Mapped({"type": "moderation"})
     names = [value] if isinstance(value, str) else value

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -282,12 +283,15 @@ def build_cases(
     tests: list[TestRef] | None,
     prompts: list[Prompt],
     defaults: Defaults,
+    filters: Mapping[str, Callable[..., JSON]] | None = None,
 ) -> list[JSON]:
     """Every test × variant × prompt as a case; what cannot be carried over is a note.
-    `tests` is None when the config gives none: promptfoo then runs each prompt once."""
+    `tests` is None when the config gives none: promptfoo then runs each prompt once.
+    `filters` are the config's own template filters (`nunjucksFilters`)."""
     if tests is None:
         tests = [(("tests",), {})]
     builder = _Builder(reader, defaults)
+    builder.env.filters.update(filters or {})
     for n, (path, test) in enumerate(tests):
         builder.add(builder.prepare(n, path, test, prompts))
     return builder.cases

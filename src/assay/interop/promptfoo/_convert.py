@@ -26,6 +26,7 @@ from assay.interop.promptfoo._cases import (
     output_transform,
     scenario_tests,
 )
+from assay.interop.promptfoo._filters import custom_filters
 from assay.interop.promptfoo._providers import DEFAULT_GRADER, judge_spec
 from assay.interop.promptfoo._reader import Reader, slug
 from assay.interop.promptfoo._scripts import wrapper_files
@@ -40,13 +41,13 @@ _IGNORED_TOP = {
     "env": "export the variables before `assay run`",
     "derivedMetrics": "assay reports its own run metrics",
     "extensions": "assay has no extension hooks",
-    "nunjucksFilters": "assay renders prompts with standard Jinja2 filters only",
     "tracing": "assay reads traces a target returns (OpenTelemetry spans); no OTLP receiver",
     "writeLatestResults": "assay keeps every run in its store",
     "commandLineOptions": "pass the options to `assay run`",
     "outputs": "pass --json or `assay report` to write results",
 }
 _KNOWN_TOP = {
+    "nunjucksFilters",
     "description",
     "prompts",
     "providers",
@@ -142,7 +143,8 @@ def convert_promptfoo(
         suite["assertions"] = defaults.graders
     tests = reader.tests(data.get("tests")) + scenario_tests(data.get("scenarios"))
     given = data.get("tests") or data.get("scenarios")
-    suite["tests"] = build_cases(reader, tests if given else None, prompts, defaults)
+    filters = custom_filters(reader, data.get("nunjucksFilters"))
+    suite["tests"] = build_cases(reader, tests if given else None, prompts, defaults, filters)
     suite = _judge(reader, suite, defaults.test)
     _top_level_notes(reader, data)
     _literal_dollars(reader, text, name)

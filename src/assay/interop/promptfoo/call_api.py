@@ -79,6 +79,8 @@ def _structured(result: Any) -> dict[str, Any]:
         }
     if isinstance(result.get("cost"), int | float):
         out["cost_usd"] = result["cost"]
+    if isinstance(result.get("finishReason"), str) and result["finishReason"]:
+        out["finish_reason"] = result["finishReason"]
     return out
 
 
