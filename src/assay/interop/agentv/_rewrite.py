@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from assay._content import PART_TYPES
 from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigError, ConfigIssue
 from assay.interop._vars import substitute_vars
@@ -480,6 +481,11 @@ class _Suite(GraderRewriter):
             return json.dumps(content, ensure_ascii=False)
         if not isinstance(content, list):
             return content
+        if all(
+            isinstance(b, dict) and "value" not in b and b.get("type") in PART_TYPES
+            for b in content
+        ):
+            return content  # assay's own content parts (images): the suite model checks them
         parts: list[str] = []
         for i, block in enumerate(content):
             kind = block.get("type") if isinstance(block, dict) else None
@@ -492,7 +498,9 @@ class _Suite(GraderRewriter):
                 self.error(
                     (*path, i),
                     "a content block must be {type: text, value: ...} or {type: file, value: "
-                    "path}; assay sends text only (images are not supported)",
+                    "path} (AgentV), or all blocks assay content parts ({type: text, text}, "
+                    "{type: image_url, image_url: {url}}, {type: input_audio, input_audio: "
+                    "{data, format}})",
                 )
         return "\n\n".join(parts)
 
