@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 
-from assay._content import PART_TYPES
 from assay.config._yaml import LocPath
 from assay.results import JSON
 
@@ -98,14 +97,12 @@ def _has_message_marker(value: JSON) -> bool:
 
 
 def _assay_parts(content: JSON) -> bool:
-    """Content parts in assay's own (OpenAI's) shape, which mark no AgentV file."""
+    """Content parts in assay's own (OpenAI's) shape, which mark no AgentV file (AgentV's
+    content blocks carry a `value`; assay's suite model checks the part types)."""
     return (
         isinstance(content, list)
         and bool(content)
-        and all(
-            isinstance(p, dict) and "value" not in p and p.get("type") in PART_TYPES
-            for p in content
-        )
+        and all(isinstance(p, dict) and "value" not in p and "type" in p for p in content)
     )
 
 

@@ -17,7 +17,6 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from assay._content import PART_TYPES
 from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigError, ConfigIssue
 from assay.interop._vars import substitute_vars
@@ -482,8 +481,7 @@ class _Suite(GraderRewriter):
         if not isinstance(content, list):
             return content
         if all(
-            isinstance(b, dict) and "value" not in b and b.get("type") in PART_TYPES
-            for b in content
+            isinstance(b, dict) and "value" not in b and "type" in b for b in content
         ):
             return content  # assay's own content parts (images): the suite model checks them
         parts: list[str] = []
