@@ -50,9 +50,11 @@ def _short_url(url: str) -> str:
     parsed = data_url(url)
     if parsed is not None:
         return f"data:{parsed[0]} ({_decoded_size(parsed[1])} bytes)"
+    if len(url) <= _LONG:
+        return url  # also one already shortened (a stored result's)
     if url.startswith("data:"):
         return f"data:… ({len(url)} chars)"
-    return url if len(url) <= _LONG else f"{url[:_LONG]}… ({len(url)} chars)"
+    return f"{url[:_LONG]}… ({len(url)} chars)"
 
 
 def part_placeholder(part: JSON) -> str:

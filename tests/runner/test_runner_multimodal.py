@@ -153,3 +153,17 @@ def test_i25_4_the_response_cache_is_keyed_on_the_image(tmp_path: Path) -> None:
         result = run(image_suite(tmp_path, server, second), cache_mode="use")
         assert server.request_count == 2  # another image: another call
     assert result.results[0].cached is False
+
+
+def test_i25_4_a_fake_target_keys_an_image_input_on_its_text_with_placeholders(
+    tmp_path: Path,
+) -> None:
+    url = "https://example.test/cat.png"
+    with FakeOpenAIServer() as server:
+        path = image_suite(tmp_path, server, url)
+    suite = yaml.safe_load(path.read_text())
+    key = f"What is in this picture?\n[image: {url}]"
+    suite["target"] = {"type": "fake", "responses": {key: "A grey cat."}}
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    (case,) = run(path).results
+    assert (case.verdict, case.output) == ("pass", "A grey cat.")
