@@ -26,7 +26,9 @@ __all__ = [
 PART_TYPES = ("text", "image_url", "input_audio")
 """The content part types assay inputs take (OpenAI's Chat Completions shapes)."""
 
-_DATA_URL = re.compile(r"data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?P<params>(?:;[^;,]*)*),(?P<data>.*)", re.S)
+_DATA_URL = re.compile(
+    r"data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?P<params>(?:;[^;,]*)*),(?P<data>.*)", re.S
+)
 _LONG = 200
 """Strings longer than this are abbreviated in placeholders (a URL's head stays readable)."""
 

@@ -70,5 +70,7 @@ def test_i25_4_an_unknown_part_type_is_a_located_error(tmp_path: Path) -> None:
 )
 def test_i25_4_a_malformed_part_is_a_located_error(tmp_path: Path, part: str, says: str) -> None:
     errors = _errors(tmp_path, part)
-    assert errors and all(e.startswith("s.eval.yaml:10 tests[0].input[0].content[1]") for e in errors)
+    assert errors and all(
+        e.startswith("s.eval.yaml:10 tests[0].input[0].content[1]") for e in errors
+    )
     assert says in " ".join(errors)

@@ -56,8 +56,10 @@ PNG_URL = "data:image/png;base64," + base64.b64encode(tiny_png()).decode()
             {"image": "file://cat.png"},
         ),
         (  # Anthropic, a base64 source
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": "{{image}}"}},
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": "image/png", "data": "{{image}}"},
+            },
             {"image": "file://cat.png"},
         ),
         (  # Bedrock Converse
@@ -68,7 +70,7 @@ PNG_URL = "data:image/png;base64," + base64.b64encode(tiny_png()).decode()
             {"type": "input_image", "image_url": "{{image}}"},
             {"image": "file://cat.png"},
         ),
-    ],  # fmt: skip
+    ],
     ids=["openai-url", "openai-data-url", "openai-bare", "anthropic", "converse", "responses"],
 )
 def test_i25_4_image_content_lists_become_image_parts_sent_as_openai_parts(

@@ -265,9 +265,7 @@ def test_the_spec_union_parses_an_anthropic_target() -> None:
 
 def _image_request(*parts: dict[str, Any]) -> TargetRequest:
     content = [{"type": "text", "text": "alpha beta"}, *parts]
-    return TargetRequest(
-        case_id="c", input=[], messages=(Message(role="user", content=content),)
-    )
+    return TargetRequest(case_id="c", input=[], messages=(Message(role="user", content=content),))
 
 
 def test_i25_4_image_parts_become_image_blocks_and_stay_through_the_tool_loop() -> None:

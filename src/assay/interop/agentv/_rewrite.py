@@ -480,9 +480,7 @@ class _Suite(GraderRewriter):
             return json.dumps(content, ensure_ascii=False)
         if not isinstance(content, list):
             return content
-        if all(
-            isinstance(b, dict) and "value" not in b and "type" in b for b in content
-        ):
+        if all(isinstance(b, dict) and "value" not in b and "type" in b for b in content):
             return content  # assay's own content parts (images): the suite model checks them
         parts: list[str] = []
         for i, block in enumerate(content):
