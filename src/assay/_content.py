@@ -15,16 +15,29 @@ import re
 from assay.results import JSON
 
 __all__ = [
+    "MAX_IMAGE_BYTES",
     "PART_TYPES",
     "abbreviated",
     "content_text",
     "data_url",
+    "image_type",
     "part_placeholder",
     "readable",
 ]
 
 PART_TYPES = ("text", "image_url", "input_audio")
 """The content part types assay inputs take (OpenAI's Chat Completions shapes)."""
+
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+"""The largest image file an AgentV `{type: file}` block inlines as a `data:` URL when the
+suite loads (OpenAI's per-image limit)."""
+_IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
 
 _DATA_URL = re.compile(
     r"data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?P<params>(?:;[^;,]*)*),(?P<data>.*)", re.S
@@ -39,6 +52,12 @@ def data_url(url: str) -> tuple[str, str] | None:
     if match is None or ";base64" not in match.group("params"):
         return None
     return match.group("mime") or "application/octet-stream", match.group("data")
+
+
+def image_type(name: str) -> str | None:
+    """The media type of an image file by its suffix; None for other files."""
+    suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    return _IMAGE_TYPES.get(f".{suffix}")
 
 
 def _decoded_size(data: str) -> int:
