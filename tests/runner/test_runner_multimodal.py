@@ -167,3 +167,22 @@ def test_i25_4_a_fake_target_keys_an_image_input_on_its_text_with_placeholders(
     path.write_text(yaml.safe_dump(suite, sort_keys=False))
     (case,) = run(path).results
     assert (case.verdict, case.output) == ("pass", "A grey cat.")
+
+
+def test_i25_4_a_part_the_target_cannot_send_is_an_error_of_the_case_not_of_the_run(
+    tmp_path: Path,
+) -> None:
+    with FakeOpenAIServer() as server:
+        path = image_suite(tmp_path, server, "https://example.test/cat.png")
+        suite = yaml.safe_load(path.read_text())
+        suite["target"] = {"type": "anthropic", "model": "claude-x", "base_url": server.url,
+                           "api_key_env": None}  # fmt: skip
+        suite["tests"][0]["input"][0]["content"][1] = {
+            "type": "input_audio",
+            "input_audio": {"data": "UklGRg==", "format": "wav"},
+        }
+        path.write_text(yaml.safe_dump(suite, sort_keys=False))
+        (case,) = run(path, cache_mode="use").results  # the cache key builds the request
+        assert server.request_count == 0
+    assert case.verdict == "error" and case.error is not None
+    assert "a 'input_audio' part cannot be sent" in case.error.message

@@ -135,7 +135,10 @@ class CaseRunner:
             assay.cache.CacheMiss: replay mode and the call is not cached (a run-level error).
         """
         started = time.perf_counter()
-        identity = self.target.cache_key(request) if self.cache is not None else None
+        try:  # the key holds the request body, so a request that cannot be built fails here
+            identity = self.target.cache_key(request) if self.cache is not None else None
+        except TargetError as exc:
+            return TargetCall(None, ErrorInfo(type=exc.kind, message=str(exc)), _ms(started))
         key = None
         if self.cache is not None and identity is not None:
             key = cache_key("target", identity, repeat_index=request.repeat_index)
