@@ -157,7 +157,9 @@ class Message(_Result):
     """One message of a transcript."""
 
     role: str
-    content: str | None = None
+    content: str | list[dict[str, JSON]] | None = None
+    """The text, or a list of content parts (`{type: text | image_url | input_audio, …}`,
+    see `assay._content`)."""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     name: str | None = None
 

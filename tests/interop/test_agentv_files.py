@@ -197,3 +197,48 @@ def test_i24_4_environment_variables_in_agentv_s_form(
     assert tests[0]["expected_output"] == "hello"
     assert tests[0]["metadata"] == {"governance": {"owner": "hello", "tries": 3}}
     assert tests[1]["input"] == "hello"
+
+
+def test_i25_4_an_image_input_file_becomes_an_image_part(repo: Path) -> None:
+    import base64
+
+    from tests.runner.test_runner_multimodal import tiny_png
+
+    (repo / "evals").mkdir()
+    (repo / "evals" / "cat.png").write_bytes(tiny_png())
+    write(repo / "evals" / "notes.md", "A note.\n")
+    suite = write(
+        repo / "evals" / "a.eval.yaml",
+        FAKE + "tests:\n  - id: a\n    criteria: Names the animal\n"
+        "    input_files: [cat.png, notes.md]\n    input: What animal is this?\n",
+    )
+    loaded = load_suite(suite)
+    url = "data:image/png;base64," + base64.b64encode(tiny_png()).decode()
+    assert document(loaded)["tests"][0]["input"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "image_url", "image_url": {"url": url}},
+                {"type": "text", "text": '<file path="notes.md">\nA note.\n\n</file>'},
+                {"type": "text", "text": "What animal is this?"},
+            ],
+        }
+    ]
+
+
+def test_i25_4_an_image_file_over_the_limit_is_a_located_error(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("assay.interop.agentv._rewrite.MAX_IMAGE_BYTES", 10)
+    write(repo / "evals" / "big.png", "x" * 11)
+    suite = write(
+        repo / "evals" / "a.eval.yaml",
+        FAKE + "tests:\n  - id: a\n    criteria: c\n    input:\n      - role: user\n"
+        "        content:\n          - {type: file, value: big.png}\n",
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_suite(suite)
+    assert [str(i) for i in caught.value.issues] == [
+        "evals/a.eval.yaml:10 tests[0].input[0].content[0].value: image 'big.png' is 11 bytes, "
+        "over the 10-byte limit for an inlined image; make it smaller, or give it by https:// URL"
+    ]

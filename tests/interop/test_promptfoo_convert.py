@@ -288,14 +288,19 @@ def test_i25_4_red_team_files_get_the_default_prompt() -> None:
     assert loaded.suite.target == "bot"
 
 
-def test_i25_4_image_content_lists_are_reported_not_flattened() -> None:
+def test_i25_4_image_content_lists_are_kept_as_content_parts() -> None:
     conversion, _ = convert("images.yaml")
-    assert [t["id"] for t in conversion.suite["tests"]] == ["test-1-p2"]
-    (left_out,) = warnings(conversion)
-    assert left_out.startswith(
-        "images.yaml:6 tests[0]: left out: case 'test-1-vision' is left out: a chat message "
-        "holds a list of content parts"
-    )
+    assert [t["id"] for t in conversion.suite["tests"]] == ["test-1-vision", "test-1-p2"]
+    assert conversion.suite["tests"][0]["input"] == [  # type: ignore[index]
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is this?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            ],
+        }
+    ]
+    assert warnings(conversion) == []
 
 
 # -- item 6: JS/TS configs --------------------------------------------------------------------

@@ -4,6 +4,7 @@ against a local fake of the AWS services that recomputes each request's SigV4 si
 from __future__ import annotations
 
 import asyncio
+import base64
 import subprocess
 import sys
 from pathlib import Path
@@ -343,3 +344,30 @@ def test_i23_2_loading_targets_and_providers_does_not_import_botocore() -> None:
     probe += "print('botocore' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_i25_4_image_parts_of_an_input_reach_converse_as_inline_image_blocks() -> None:
+    from assay.results import Message
+    from assay.targets import TargetRequest
+
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 12
+    url = "data:image/png;base64," + base64.b64encode(png).decode()
+    content = [{"type": "text", "text": "What is it?"},
+               {"type": "image_url", "image_url": {"url": url}}]  # fmt: skip
+    request = TargetRequest(
+        case_id="c", input=[], messages=(Message(role="user", content=content),)
+    )
+    with FakeAws([converse_reply("A pixel.")]) as aws:
+        [output] = run(bedrock(aws), request)
+    assert aws.problems == []
+    [seen] = aws.seen
+    assert seen.body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"text": "What is it?"},
+                {"image": {"format": "png", "source": {"bytes": base64.b64encode(png).decode()}}},
+            ],
+        }
+    ]
+    assert output.output == "A pixel."

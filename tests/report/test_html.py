@@ -271,3 +271,43 @@ def test_i26_1_a_case_panel_shows_the_retrieved_context_as_text(tmp_path: Path, 
     page.locator('tr.case-row[data-case-id="refund-policy"]').click()
     other = page.locator('.case-panel[data-case-id="refund-policy"]')
     assert other.locator("table.retrieved").count() == 0
+
+
+def test_i25_4_image_parts_show_as_placeholders_in_the_case_panel(
+    tmp_path: Path, page: Page
+) -> None:
+    from assay._content import abbreviated
+    from assay.results import Message
+
+    data = "data:image/png;base64," + base64.b64encode(b"\x89PNG" + b"\0" * 60_000).decode()
+    parts = [
+        {"type": "text", "text": "<img src=x onerror=alert(7)> what is this?"},
+        {"type": "image_url", "image_url": {"url": data}},
+    ]
+    stored = abbreviated(parts)
+    cases = [
+        c.model_copy(
+            update={
+                "input": [{"role": "user", "content": stored}],
+                "messages": [
+                    Message(role="user", content=stored),
+                    Message(role="assistant", content="A blank image."),
+                ],
+            }
+        )
+        if c.case_id == "greeting"
+        else c
+        for c in fixed_cases()
+    ]
+    html = _render([(fixed_run(), cases)])
+    assert "base64," not in html and len(html) < 200_000
+    path = tmp_path / "report.html"
+    path.write_text(html, encoding="utf-8")
+    page.goto(path.as_uri())
+    page.locator('tr.case-row[data-case-id="greeting"]').click()
+    panel = page.locator('.case-panel[data-case-id="greeting"]')
+    shown = [m.text_content() for m in panel.locator(".msg pre").all()]
+    assert shown[0] == (
+        "<img src=x onerror=alert(7)> what is this?\n[image: data:image/png (60004 bytes)]"
+    )
+    assert panel.locator("img").count() == 0

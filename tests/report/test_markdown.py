@@ -245,3 +245,16 @@ def test_i26_1_the_retrieved_context_is_shown_with_the_output() -> None:
         "days.\n[2] Ünïcode passage\n```" in text
     )
     assert "retrieved context" not in render_markdown(fixed_run(), [failing])
+
+
+def test_i25_4_an_image_input_shows_its_text_and_a_placeholder() -> None:
+    from assay._content import abbreviated
+
+    data = "data:image/png;base64," + "A" * 40_000
+    parts = [{"type": "text", "text": "What is this?"}, {"type": "image_url",
+                                                       "image_url": {"url": data}}]  # fmt: skip
+    (case, *_) = [c for c in fixed_cases() if c.verdict == "fail"]
+    case = case.model_copy(update={"input": abbreviated([{"role": "user", "content": parts}])})
+    markdown = render_markdown(fixed_run(), [case])
+    assert '"content": "What is this?\\n[image: data:image/png (30000 bytes)]"' in markdown
+    assert "AAAA" not in markdown

@@ -261,3 +261,41 @@ def test_the_spec_union_parses_an_anthropic_target() -> None:
     assert parsed.api_key_env == "ANTHROPIC_API_KEY"
     assert parsed.max_tokens == 1024
     assert BUILTIN_TARGETS["anthropic"] is AnthropicTarget
+
+
+def _image_request(*parts: dict[str, Any]) -> TargetRequest:
+    content = [{"type": "text", "text": "alpha beta"}, *parts]
+    return TargetRequest(case_id="c", input=[], messages=(Message(role="user", content=content),))
+
+
+def test_i25_4_image_parts_become_image_blocks_and_stay_through_the_tool_loop() -> None:
+    inline = "data:image/png;base64,iVBORw0KGgoAAAA="
+    request = _image_request(
+        {"type": "image_url", "image_url": {"url": inline, "detail": "low"}},
+        {"type": "image_url", "image_url": {"url": "https://example.test/cat.jpg"}},
+    )
+    fixtures = {"search": [{"args": {"q": "alpha"}, "result": "A"}, {"result": "B"}]}
+    request = TargetRequest(
+        case_id="c", input=[], messages=request.messages, metadata={"tool_results": fixtures}
+    )
+    with FakeOpenAIServer(search_script) as server:
+        anthropic = target(server, tools=[SEARCH_TOOL], tool_loop=True)
+        (output,) = run(anthropic, request)
+        first, second = server.requests
+    blocks = [
+        {"type": "text", "text": "alpha beta"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                     "data": "iVBORw0KGgoAAAA="}},
+        {"type": "image", "source": {"type": "url", "url": "https://example.test/cat.jpg"}},
+    ]  # fmt: skip
+    assert first["messages"] == [{"role": "user", "content": blocks}]
+    assert second["messages"][0] == {"role": "user", "content": blocks}
+    assert output.output == "found: A, B"
+
+
+def test_i25_4_an_audio_part_is_a_clear_error_for_the_messages_api() -> None:
+    audio = {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}
+    with FakeOpenAIServer() as server:
+        error = failure(target(server), _image_request(audio))
+        assert server.request_count == 0
+    assert "a 'input_audio' part cannot be sent" in str(error)

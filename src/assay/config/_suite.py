@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from assay._strict_model import NO_NUL, Label, StrictModel
+from assay.config._content import ContentPart
 from assay.config._execution import SuiteExecution, TestExecution, Unit, VerdictSettings
 from assay.config._plugins import install_plugin_types
 from assay.config._regression import RegressionConfig
@@ -56,8 +57,16 @@ class InputMessage(StrictModel):
 
     role: Literal["system", "user", "assistant", "tool"]
     """Who speaks."""
-    content: str
-    """What is said."""
+    content: str | Annotated[list[ContentPart], Field(min_length=1)]
+    """What is said: text, or a list of parts (`{type: text, text}`, `{type: image_url,
+    image_url: {url, detail?}}` with an http(s) or base64 `data:` URL, `{type: input_audio,
+    input_audio: {data, format}}`) sent to the target as written."""
+
+    def wire_content(self) -> str | list[dict[str, JSON]]:
+        """The content as JSON: the text, or the parts without unset optional keys."""
+        if isinstance(self.content, str):
+            return self.content
+        return [part.model_dump(exclude_none=True) for part in self.content]
 
 
 ExpectedToolCall = ExpectedCall

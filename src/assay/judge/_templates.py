@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assay._content import readable
 from assay._paths import FILE_SCHEME, could_be_path, existing_file, is_file
 from assay.judge._hardening import SYSTEM_RULES, block, documents, new_nonce, untrusted_texts
 from assay.results import JSON
@@ -151,10 +152,12 @@ class PromptTemplate:
         Raises:
             jinja2.TemplateError: The template failed while rendering (e.g. a sandbox violation).
         """
-        untrusted = {k: v for k, v in values.items() if k in UNTRUSTED_FIELDS}
+        # content parts become text with media placeholders: no image data in a prompt
+        untrusted = {k: readable(v) for k, v in values.items() if k in UNTRUSTED_FIELDS}
         nonce = nonce or new_nonce(untrusted_texts(untrusted))
         rendered = {
-            k: _data(k, v, nonce) if k in UNTRUSTED_FIELDS else v for k, v in values.items()
+            k: _data(k, untrusted[k], nonce) if k in UNTRUSTED_FIELDS else v
+            for k, v in values.items()
         }
         user = _own_lines(self._compiled.render(rendered), nonce).strip()
         return RenderedPrompt(self.name, self.version, user, nonce)

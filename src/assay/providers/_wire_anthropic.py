@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from assay._content import data_url
+from assay.errors import TargetError
 from assay.providers._conversation import link_tool_messages
 from assay.providers._errors import MalformedReplyError, ProviderError
 from assay.providers._turn import ModelTurn, TurnCall
 from assay.results import JSON, Message, TokenUsage
 
-__all__ = ["follow_up", "read_turn", "read_usage", "turns"]
+__all__ = ["content_blocks", "follow_up", "read_turn", "read_usage", "turns"]
 
 
 def turns(messages: Sequence[Message]) -> list[JSON]:
@@ -26,20 +28,57 @@ def turns(messages: Sequence[Message]) -> list[JSON]:
             block = {
                 "type": "tool_result",
                 "tool_use_id": answers,
-                "content": message.content or "",
+                "content": content_blocks(message.content),
             }
             _append_user_blocks(wire, [block])
             continue
         if not message.tool_calls:
-            wire.append({"role": message.role, "content": message.content or ""})
+            wire.append({"role": message.role, "content": content_blocks(message.content)})
             continue
-        blocks: list[JSON] = [{"type": "text", "text": message.content}] if message.content else []
+        content = content_blocks(message.content)
+        blocks: list[JSON] = (
+            list(content) if isinstance(content, list) else [{"type": "text", "text": content}]
+        )
+        blocks = [b for b in blocks if b != {"type": "text", "text": ""}]
         blocks.extend(
             {"type": "tool_use", "id": call_id, "name": call.tool, "input": call.args}
             for call_id, call in zip(call_ids, message.tool_calls, strict=True)
         )
         wire.append({"role": message.role, "content": blocks})
     return wire
+
+
+def content_blocks(content: str | list[dict[str, JSON]] | None) -> str | list[JSON]:
+    """Message content as the Messages API takes it: text as it is; OpenAI-shaped parts as
+    `text` blocks and `image` blocks (a base64 source for a `data:` URL, a url source for an
+    http(s) URL).
+
+    Raises:
+        TargetError: A part the Messages API cannot carry (audio).
+    """
+    if not isinstance(content, list):
+        return content or ""
+    blocks: list[JSON] = []
+    for part in content:
+        kind = part.get("type")
+        if kind == "text":
+            blocks.append({"type": "text", "text": str(part.get("text", ""))})
+        elif kind == "image_url":
+            image = part.get("image_url")
+            url = str(image.get("url") if isinstance(image, dict) else image)
+            inline = data_url(url)
+            source: JSON = (
+                {"type": "base64", "media_type": inline[0], "data": inline[1]}
+                if inline is not None
+                else {"type": "url", "url": url}
+            )
+            blocks.append({"type": "image", "source": source})
+        else:
+            raise TargetError(
+                f"Anthropic's Messages API takes text and image parts; a '{kind}' part "
+                "cannot be sent: remove it from the input or use a model that takes it"
+            )
+    return blocks
 
 
 _STOP_REASONS = {

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from assay._content import readable
 from assay.report._escape import fence, html_text, md_cell, md_code, md_text, shorten
 from assay.report._failures import (
     case_error,
@@ -232,7 +233,7 @@ def _case_heading(case: CaseResult) -> str:
 def _io(case: CaseResult) -> Iterator[str]:
     parts = []
     if case.input is not None:
-        text = case.input if isinstance(case.input, str) else _json(case.input)
+        text = case.input if isinstance(case.input, str) else _json(readable(case.input))
         parts.append(("input", text))
     if case.output is not None:
         parts.append(("output", case.output))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay._concurrency import AdaptiveLimiter
+from assay._content import abbreviated
 from assay.cache import ResponseCache, cache_key
 from assay.config import InputMessage
 from assay.errors import TargetError
@@ -134,7 +135,10 @@ class CaseRunner:
             assay.cache.CacheMiss: replay mode and the call is not cached (a run-level error).
         """
         started = time.perf_counter()
-        identity = self.target.cache_key(request) if self.cache is not None else None
+        try:  # the key holds the request body, so a request that cannot be built fails here
+            identity = self.target.cache_key(request) if self.cache is not None else None
+        except TargetError as exc:
+            return TargetCall(None, ErrorInfo(type=exc.kind, message=str(exc)), _ms(started))
         key = None
         if self.cache is not None and identity is not None:
             key = cache_key("target", identity, repeat_index=request.repeat_index)
@@ -310,7 +314,7 @@ class CaseRunner:
             turns.append(
                 TurnResult(
                     index=turn_index,
-                    input=_turn_input(turn.input),
+                    input=abbreviated(_turn_input(turn.input)),
                     output=call.output.output if call.output else None,
                     score=outcome.score,
                     verdict=outcome.verdict,
@@ -453,7 +457,7 @@ class CaseRunner:
             "borderline": plan.bands.borderline,
             "output": chosen.output,
             "duration_ms": round(sum(s.duration_ms for s in samples) / len(samples), 3),
-            "input": _case_input(plan),
+            "input": abbreviated(_case_input(plan)),
         }
         if error is not None:
             fields["error"] = error
@@ -500,7 +504,7 @@ def _add_sample(
     if chosen.expected_outcome_results:
         fields["expected_outcome_results"] = chosen.expected_outcome_results
     if output is not None and output.messages:
-        fields["messages"] = output.messages
+        fields["messages"] = _stored(output.messages)
     if output is not None and output.tool_calls:
         fields["tool_calls"] = output.tool_calls
     if output is not None and output.context:
@@ -511,11 +515,22 @@ def _add_sample(
         fields["rejudged_scores"] = chosen.rejudged_scores
 
 
+def _stored(messages: list[Message] | tuple[Message, ...]) -> list[Message]:
+    """Messages as a result stores them: media in content parts abbreviated (the suite has
+    them; a result does not repeat megabytes of base64 per case)."""
+    return [
+        m.model_copy(update={"content": abbreviated(m.content)})
+        if isinstance(m.content, list)
+        else m
+        for m in messages
+    ]
+
+
 def _turn_input(given: str | list[InputMessage] | None) -> JSON:
     """An input as written in the suite: the text, or the messages as mappings."""
     if given is None or isinstance(given, str):
         return given
-    return [m.model_dump() for m in given]
+    return [{"role": m.role, "content": m.wire_content()} for m in given]
 
 
 def _case_input(plan: CasePlan) -> JSON:

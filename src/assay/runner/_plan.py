@@ -146,7 +146,7 @@ class CasePlan:
         if isinstance(given, str):
             new: tuple[Message, ...] = (Message(role="user", content=given),)
         else:
-            new = tuple(Message(role=m.role, content=m.content) for m in given or [])
+            new = tuple(Message(role=m.role, content=m.wire_content()) for m in given or [])
         messages = history + new
         raw_input: JSON = (
             given

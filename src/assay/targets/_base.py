@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar, cast
 
+from assay._content import content_text
 from assay._strict_model import StrictModel
 from assay.results import JSON, Message, TargetOutput
 
@@ -40,7 +41,7 @@ class TargetRequest:
             return self.input
         for message in reversed(self.messages):
             if message.role == "user" and message.content is not None:
-                return message.content
+                return content_text(message.content) or ""
         return ""
 
     def as_mapping(self) -> dict[str, JSON]:

@@ -56,7 +56,7 @@ class AnthropicTarget(ChatModelTarget):
         """Model, `system`, the turns, `max_tokens`, the sampling parameters that are set,
         tools and `extra_body`."""
         system = [self.system_prompt] if self.system_prompt else []
-        system += [m["content"] for m in messages if m["role"] == "system"]
+        system += [_text(m["content"]) for m in messages if m["role"] == "system"]
         body: dict[str, JSON] = {
             "model": self.model,
             "messages": [m for m in messages if m["role"] != "system"],
@@ -89,3 +89,10 @@ class AnthropicTarget(ChatModelTarget):
     def read_turn(self, reply: dict[str, JSON]) -> ModelTurn:
         """Text blocks join into the text, `tool_use` blocks are calls."""
         return anthropic_wire.read_turn(reply)
+
+
+def _text(content: JSON) -> str:
+    """A system message's content as the `system` text (its blocks' texts joined)."""
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return str(content)

@@ -87,8 +87,23 @@ def _has_message_marker(value: JSON) -> bool:
     if isinstance(value, dict):
         return True
     if isinstance(value, list):
-        return any(isinstance(m, dict) and not isinstance(m.get("content"), str) for m in value)
+        return any(
+            isinstance(m, dict)
+            and not isinstance(m.get("content"), str)
+            and not _assay_parts(m.get("content"))
+            for m in value
+        )
     return False
+
+
+def _assay_parts(content: JSON) -> bool:
+    """Content parts in assay's own (OpenAI's) shape, which mark no AgentV file (AgentV's
+    content blocks carry a `value`; assay's suite model checks the part types)."""
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(p, dict) and "value" not in p and "type" in p for p in content)
+    )
 
 
 def _workspace_marker(workspace: JSON) -> bool:

@@ -11,12 +11,14 @@ See docs/migrating-from-agentv.md.
 
 from __future__ import annotations
 
+import base64
 import difflib
 import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from assay._content import MAX_IMAGE_BYTES, image_type
 from assay.config._yaml import LocPath, SourceMap
 from assay.errors import ConfigError, ConfigIssue
 from assay.interop._vars import substitute_vars
@@ -480,21 +482,53 @@ class _Suite(GraderRewriter):
             return json.dumps(content, ensure_ascii=False)
         if not isinstance(content, list):
             return content
+        if all(isinstance(b, dict) and "value" not in b and "type" in b for b in content):
+            return content  # assay's own content parts: the suite model checks them
         parts: list[str] = []
+        images: dict[int, JSON] = {}
         for i, block in enumerate(content):
             kind = block.get("type") if isinstance(block, dict) else None
             value = block.get("value") if isinstance(block, dict) else None
             if kind == "text" and isinstance(value, str):
                 parts.append(value)
+            elif kind == "file" and isinstance(value, str) and image_type(value) is not None:
+                images[len(parts)] = self._image(value, str(image_type(value)), (*path, i, "value"))
+                parts.append("")
             elif kind == "file" and isinstance(value, str):
                 parts.append(self._file(value, (*path, i, "value")))
             else:
                 self.error(
                     (*path, i),
                     "a content block must be {type: text, value: ...} or {type: file, value: "
-                    "path}; assay sends text only (images are not supported)",
+                    "path} (AgentV), or all blocks assay content parts ({type: text, text}, "
+                    "{type: image_url, image_url: {url}}, {type: input_audio, input_audio: "
+                    "{data, format}})",
                 )
+        if images:  # an image file: the message keeps its parts, texts as text parts
+            return [images.get(i, {"type": "text", "text": text}) for i, text in enumerate(parts)]
         return "\n\n".join(parts)
+
+    def _image(self, name: str, media: str, path: LocPath) -> JSON:
+        """An image input file (found as AgentV finds input files) as an `image_url` part with
+        a `data:` URL; a located error when it is missing or over `MAX_IMAGE_BYTES`."""
+        file = self.roots.find(name)
+        if file is None:
+            self._not_found(name, path)
+            return {"type": "text", "text": ""}
+        try:
+            size = file.stat().st_size
+            if size > MAX_IMAGE_BYTES:
+                self.error(
+                    path,
+                    f"image '{name}' is {size:,} bytes, over the {MAX_IMAGE_BYTES:,}-byte limit "
+                    "for an inlined image; make it smaller, or give it by https:// URL",
+                )
+                return {"type": "text", "text": ""}
+            data = base64.b64encode(file.read_bytes()).decode("ascii")
+        except OSError as exc:
+            self.error(path, f"cannot read image '{name}' ({file}): {exc}")
+            return {"type": "text", "text": ""}
+        return {"type": "image_url", "image_url": {"url": f"data:{media};base64,{data}"}}
 
     def _exists(self, name: JSON, path: LocPath) -> bool:
         """Whether an `input_files` entry names a file; an error where it is written if not."""

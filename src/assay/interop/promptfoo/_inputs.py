@@ -105,7 +105,7 @@ def render_prompt(env: Any, raw: str, variables: dict[str, JSON]) -> JSON:
 
     Raises:
         jinja2.TemplateError: the template does not render.
-        Unsupported: the chat has parts assay inputs cannot hold (image content lists).
+        Unsupported: the chat has parts assay inputs cannot hold (a video, a document).
     """
     try:
         parsed = json.loads(raw)
@@ -154,23 +154,24 @@ def _parsed(text: str) -> Any:
 
 
 def _message(m: dict[str, Any]) -> dict[str, JSON]:
-    """One chat message as an assay input message (text content).
+    """One chat message as an assay input message: text, or a list of content parts
+    (images, audio) in OpenAI's shape.
 
     Raises:
-        Unsupported: image or audio content parts, or a role assay inputs do not take.
+        Unsupported: a content part assay inputs cannot hold, or a role they do not take.
     """
     content = m.get("content")
-    if isinstance(content, list):
-        if not all(isinstance(p, dict) and p.get("type") == "text" for p in content):
-            raise Unsupported(
-                "a chat message holds a list of content parts (images, audio); assay "
-                "inputs are text messages, so this case cannot be carried over"
-            )
-        content = "\n".join(str(p.get("text")) for p in content)
     role = "system" if m.get("role") == "developer" else m.get("role")
     if role not in ROLES:
         raise Unsupported(f"a chat message has the role '{role}'; assay inputs take {ROLES}")
-    if content is None:
+    if isinstance(content, list) and content:
+        from assay.interop.promptfoo._parts import content_parts  # imports this module
+
+        parts = content_parts(content)
+        if all(p["type"] == "text" for p in parts):  # text only: one text, as before
+            return {"role": role, "content": "\n".join(str(p["text"]) for p in parts)}
+        return {"role": role, "content": list[JSON](parts)}
+    if content is None or content == []:
         content = ""
     return {"role": role, "content": content if isinstance(content, str) else json.dumps(content)}
 
@@ -179,7 +180,7 @@ def parse_chat(text: str) -> JSON:
     """promptfoo's `parseChatPrompt`: a list of {role, content} messages, or the text.
 
     Raises:
-        Unsupported: a message's content is a list of parts (images), or the text looks like
+        Unsupported: a message holds a content part assay cannot (a video), or the text looks like
             JSON but is not (promptfoo's chat providers fail on it too).
     """
     parsed = _parsed(text)

@@ -355,10 +355,25 @@
       })));
   }
 
+  function contentText(content) {
+    // a list of content parts (text, image, audio) as text, media as a short placeholder
+    if (typeof content === "string") return content;
+    if (!Array.isArray(content)) return json(content);
+    return content.map(function (p) {
+      if (p && p.type === "text") return String(p.text || "");
+      if (p && p.type === "image_url") {
+        var url = p.image_url && typeof p.image_url === "object" ? p.image_url.url : p.image_url;
+        return "[image: " + String(url) + "]";
+      }
+      if (p && p.type === "input_audio") return "[audio: " + String((p.input_audio || {}).format || "?") + "]";
+      return "[" + String((p && p.type) || "part") + "]";
+    }).join("\n");
+  }
+
   function transcript(messages) {
     return messages.map(function (m) {
       var box = el("div", { class: "msg" }, el("div", { class: "role", text: m.role + (m.name ? " · " + m.name : "") }));
-      if (m.content !== null && m.content !== undefined) box.appendChild(el("pre", { text: m.content }));
+      if (m.content !== null && m.content !== undefined) box.appendChild(el("pre", { text: contentText(m.content) }));
       if (m.tool_calls && m.tool_calls.length) box.appendChild(toolCallsTable(m.tool_calls));
       return box;
     });
