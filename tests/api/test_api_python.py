@@ -183,6 +183,7 @@ def test_grader_functions_follow_the_code_grader_convention() -> None:
             "token_usage": None,
             "cost_usd": None,
             "duration_ms": contexts[0]["target_output"]["duration_ms"],
+            "finish_reason": None,
         },
         "threshold": 0.8,
         "criteria": None,
