@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, TypeAdapter
+from pydantic.errors import PydanticInvalidForJsonSchema
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import ValidationError, core_schema
 
@@ -167,6 +168,17 @@ def grader_union(plugins: Mapping[str, type[Grader]] | None = None) -> Any:
     return Annotated[Union[members], Field(discriminator="type")]  # noqa: UP007  # built at run time
 
 
+@functools.cache
+def _has_json_schema(cls: type[Grader]) -> bool:
+    """Whether pydantic can describe a (plugin) grader class: one it cannot is left out of the
+    union's JSON Schema, at every depth (`plugin_schema_problems` says why)."""
+    try:
+        cls.model_json_schema()
+    except PydanticInvalidForJsonSchema:
+        return False
+    return True
+
+
 class LazyGraderSpec:
     """The pydantic annotation of a grader spec that imports only its type's module.
 
@@ -222,6 +234,7 @@ class LazyGraderSpec:
         choices = {
             tag: core_schema.definition_reference_schema(choice["ref"]) if "ref" in choice else choice
             for tag, choice in tagged["choices"].items()
+            if tag not in self._plugins or _has_json_schema(self._plugins[str(tag)])
         }
         return handler({**tagged, "choices": choices})
 
