@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, TypeAdapter
@@ -190,24 +190,32 @@ class LazyGraderSpec:
     def __init__(self, plugins: Mapping[str, type[Grader]]) -> None:
         self._plugins = dict(plugins)
         self._in_schema = False
+        self._validators: dict[str, Callable[[object], Grader]] = {}
 
-    def _class(self, value: object) -> type[Grader] | None:
-        kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-        if not isinstance(kind, str):
-            return None
-        if kind in BUILTIN_GRADER_CLASSES:
-            return _builtin_class(kind)
-        return self._plugins.get(kind)
+    def _validator(self, kind: str) -> Callable[[object], Grader] | None:
+        """The validator of type `kind`'s class, its module imported on first use (then kept:
+        a large suite asks once per grader of every test)."""
+        found = self._validators.get(kind)
+        if found is None:
+            if kind in BUILTIN_GRADER_CLASSES:
+                cls: type[Grader] | None = _builtin_class(kind)
+            else:
+                cls = self._plugins.get(kind)
+            if cls is None:
+                return None
+            found = self._validators[kind] = cls.__pydantic_validator__.validate_python
+        return found
 
     @functools.cached_property
     def _union(self) -> TypeAdapter[Grader]:
         return TypeAdapter(grader_union(self._plugins))
 
     def _validate(self, value: object) -> Grader:
-        cls = self._class(value)
-        if cls is not None:
+        kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+        validate = self._validator(kind) if isinstance(kind, str) else None
+        if validate is not None:
             try:
-                return cls.__pydantic_validator__.validate_python(value)  # type: ignore[no-any-return]
+                return validate(value)
             except ValidationError:
                 pass  # the union says what is wrong, as it always has
         return self._union.validate_python(value)
