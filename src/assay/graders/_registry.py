@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Union
 
@@ -189,7 +190,7 @@ class LazyGraderSpec:
 
     def __init__(self, plugins: Mapping[str, type[Grader]]) -> None:
         self._plugins = dict(plugins)
-        self._in_schema = False
+        self._schema = threading.local()  # `.nested`: inside this union's JSON Schema call
         self._validators: dict[str, Callable[[object], Grader]] = {}
 
     def _validator(self, kind: str) -> Callable[[object], Grader] | None:
@@ -229,18 +230,20 @@ class LazyGraderSpec:
         self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
         union = self._union.core_schema
-        if not self._in_schema:  # the union with its models' definitions
-            self._in_schema = True
+        if not getattr(self._schema, "nested", False):  # the union with its models' definitions
+            self._schema.nested = True
             try:
                 return handler(union)
             finally:
-                self._in_schema = False
+                self._schema.nested = False
         # A grader inside a grader (composite, transform): the models are being defined by
         # the call above, so each member is its reference (as a recursive union's are).
         tagged = union["schema"] if union["type"] == "definitions" else union
-        assert tagged["type"] == "tagged-union"  # noqa: S101  # what `grader_union` builds
+        assert tagged["type"] == "tagged-union"  # what `grader_union` builds
         choices = {
-            tag: core_schema.definition_reference_schema(choice["ref"]) if "ref" in choice else choice
+            tag: core_schema.definition_reference_schema(choice["ref"])
+            if "ref" in choice
+            else choice
             for tag, choice in tagged["choices"].items()
             if tag not in self._plugins or _has_json_schema(self._plugins[str(tag)])
         }
