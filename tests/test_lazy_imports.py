@@ -77,3 +77,49 @@ def test_loading_an_assay_suite_does_not_import_the_other_tools_readers(tmp_path
     probe += "'assay.interop.agentv._v5', 'assay.interop.agentv._target_lookup')))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+_LOADED_GRADER_TYPES = (
+    "import sys\nfrom assay.graders._registry import BUILTIN_GRADER_CLASSES\n{statement}\n"
+    "modules = {{path.partition(':')[0] for path in BUILTIN_GRADER_CLASSES.values()}}\n"
+    "print(' '.join(sorted(m.rpartition('.')[2] for m in modules if m in sys.modules)))"
+)
+
+
+def test_i23_3_loading_a_contains_suite_imports_only_the_text_graders(tmp_path: Path) -> None:
+    # A suite's load imports the modules of its grader types (and the two a test's own keys
+    # need: `rubrics`, `expected_tool_calls`), not the ~40 others: ~0.1 s of CPU per start-up.
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text(
+        "name: s\ntarget: {type: fake, default: hi}\n"
+        "tests: [{id: a, input: x, assertions: [{type: contains, value: hi}]}]\n",
+        encoding="utf-8",
+    )
+    probe = _LOADED_GRADER_TYPES.format(
+        statement=f"from assay.config import load_suite; load_suite({str(suite)!r})"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["rubric", "text", "trajectory"]
+
+
+def test_i23_3_a_run_imports_the_grader_modules_of_its_types_nested_ones_included(
+    tmp_path: Path,
+) -> None:
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text(
+        "name: s\ntarget: {type: python, function: 'builtins:str'}\ntests:\n"
+        "  - id: a\n    input: hi\n    assertions:\n"
+        "      - {type: composite, assertions: [{type: regex, value: h.}, {type: is-json, "
+        "negate: true}]}\n",
+        encoding="utf-8",
+    )
+    run = (
+        "from assay import EvalConfig, evaluate\n"
+        f"run = evaluate({str(suite)!r}, config=EvalConfig(store=False))\n"
+        "assert run.summary.passed == 1, run.summary"
+    )
+    probe = _LOADED_GRADER_TYPES.format(statement=run)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = done.stdout.split()
+    assert {"composite", "structured", "text"} <= set(loaded)
+    assert not {"tone", "agent_judge", "factuality", "moderation", "pii"} & set(loaded)

@@ -17,8 +17,14 @@ from pydantic import Field, PrivateAttr, TypeAdapter, ValidationError
 
 from assay._strict_model import suggest
 from assay.errors import UsageError
-from assay.graders import Grader, GradingContext, Measurement, grader_spec, grader_types
-from assay.graders.code import call_grader_function, context_mapping, measurement_from_reply
+from assay.graders import (
+    BUILTIN_GRADERS,
+    Grader,
+    GradingContext,
+    Measurement,
+    grader_spec,
+    plugin_graders,
+)
 from assay.results import JSON, TargetOutput
 from assay.targets import Target, TargetRequest
 from assay.targets.python import call_function
@@ -122,6 +128,14 @@ class FunctionGrader(Grader):
         return True
 
     async def measure(self, ctx: GradingContext) -> Measurement:
+        # the code-grader's calling convention, imported when a function first grades: a run
+        # imports the modules of the graders it uses
+        from assay.graders.code import (
+            call_grader_function,
+            context_mapping,
+            measurement_from_reply,
+        )
+
         source = f"function '{self.function}'"
         reply = await call_grader_function(
             self._callable, context_mapping(ctx), self.timeout_s, source
@@ -171,9 +185,9 @@ def as_grader(grader: GraderLike, index: int) -> Grader:
         if not isinstance(kind, str):
             raise UsageError(f"{where}: a grader mapping needs a `type`, e.g. 'contains'")
         spec["type"] = kind.replace("_", "-")
-        known = grader_types()
+        known = {*BUILTIN_GRADERS, *plugin_graders()}  # the names: no grader module imported
         if spec["type"] not in known:
-            hint = suggest(spec["type"], set(known))
+            hint = suggest(spec["type"], known)
             raise UsageError(f"{where}: unknown grader type '{kind}'.{hint}")
         try:
             return _spec_adapter().validate_python(spec)

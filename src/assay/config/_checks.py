@@ -8,7 +8,8 @@ from assay.config._suite import Suite, TestCase
 from assay.config._workspace import Workspace
 from assay.config._yaml import Located, LocPath, SourceMap
 from assay.errors import ConfigIssue
-from assay.graders import Composite, Grader, Rubrics, TestFacts
+from assay.graders import Grader, Rubrics, TestFacts
+from assay.graders._kinds import is_composite
 from assay.scoring import SafetyGate
 
 __all__ = ["NEEDS_JUDGE", "SuiteChecker", "case_graders", "check_suite"]
@@ -37,7 +38,7 @@ def case_graders(
 def _gate_names(grader: Grader, path: LocPath) -> list[tuple[LocPath, str]]:
     """A composite's `safety_gate` names that none of its members has, at any depth."""
     problems: list[tuple[LocPath, str]] = []
-    if isinstance(grader, Composite):
+    if is_composite(grader):
         members = {m.display_name for m in grader.assertions}
         if isinstance(grader.aggregator, SafetyGate):
             problems += [
@@ -70,7 +71,7 @@ def _prepare(grader: Grader, path: LocPath, prepared: dict[LocPath, _Prepared]) 
 
 def _leaves(grader: Grader, path: LocPath) -> list[tuple[Grader, LocPath]]:
     """The grader, or a composite's members at any depth, with their paths."""
-    if isinstance(grader, Composite):
+    if is_composite(grader):
         members = [
             leaf
             for i, member in enumerate(grader.assertions)

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from assay._plugins import plugin_entries
 from assay.errors import PluginError
-from assay.graders import Composite, GraderSpec, grader_spec, plugin_graders
+from assay.graders._registry import GraderSpec, grader_spec, plugin_graders
 from assay.providers import provider_presets
 from assay.targets import TargetSpec, plugin_targets, target_spec
 
@@ -66,6 +66,8 @@ def install_plugin_types(models: Sequence[type[BaseModel]]) -> None:
     swaps = {id(GraderSpec): graders, id(TargetSpec): targets}
     if graders is GraderSpec and targets is TargetSpec:
         return
+    from assay.graders.composite import Composite  # holds graders; imported only to rebuild it
+
     rebuilt: tuple[type[BaseModel], ...] = (Composite, *models)
     for model in rebuilt:  # each rebuilt: it may hold a rebuilt model
         for field in model.model_fields.values():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator
 
@@ -10,10 +10,8 @@ from assay.errors import GraderError
 from assay.graders._base import Grader, GradingContext, Measurement, grade_all
 from assay.graders._code_aggregator import CodeAggregator
 from assay.graders._judge_aggregator import JudgeAggregator
+from assay.graders._registry import GraderSpec
 from assay.scoring import AggregatorSpec, WeightedAverage, fold
-
-if TYPE_CHECKING:
-    from assay.graders._registry import GraderSpec
 
 __all__ = ["Composite"]
 

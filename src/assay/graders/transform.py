@@ -14,7 +14,7 @@ import dataclasses
 import json
 import os
 import shlex
-from typing import TYPE_CHECKING, Annotated, Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -22,11 +22,9 @@ from assay._references import split_command
 from assay.errors import GraderError
 from assay.graders._base import Grader, GradingContext, Measurement, TestFacts
 from assay.graders._details import truncate
+from assay.graders._registry import GraderSpec
 from assay.graders.code import CodeGrader, context_mapping
 from assay.graders.structured import _reject_constant
-
-if TYPE_CHECKING:
-    from assay.graders._registry import GraderSpec
 
 __all__ = ["Transform"]
 

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Iterator
 from typing import get_args
 
 from assay.config import Suite, SuiteTests
-from assay.graders import Composite, ExpectedOutcomes, Grader, Rubrics
+from assay.graders import ExpectedOutcomes, Grader, Rubrics
+from assay.graders._kinds import is_composite
 
 __all__ = ["grader_types", "warm_up_graders"]
 
@@ -39,7 +40,7 @@ def _warming_types() -> dict[str, type[Grader]]:
 def _walk(graders: Iterable[Grader]) -> Iterator[type[Grader]]:
     for grader in graders:
         yield type(grader)
-        if isinstance(grader, Composite):
+        if is_composite(grader):
             yield from _walk(grader.assertions)
 
 
