@@ -13,7 +13,7 @@ import time
 from abc import abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
@@ -34,10 +34,10 @@ from assay.providers import (
 )
 from assay.results import JSON, Message, TargetOutput, TokenUsage, ToolCall, add_usage
 from assay.targets._base import Target, TargetRequest
+from assay.targets._slot import Slot
 
 __all__ = ["ChatModelTarget", "ModelTurn", "ToolSpec", "TurnCall"]
 
-_C = TypeVar("_C")
 _SHOWN_ARGS_CHARS = 200
 
 
@@ -52,20 +52,6 @@ class ToolSpec(StrictModel):
         default_factory=lambda: {"type": "object", "properties": {}}
     )
     """JSON Schema of the arguments object; default: no arguments."""
-
-
-class _Slot(Generic[_C]):
-    """Holds the provider. It is run state, not configuration: any two slots compare equal,
-    so a target equals its config whether or not `setup` has run."""
-
-    def __init__(self) -> None:
-        self.value: _C | None = None
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Slot)
-
-    def __hash__(self) -> int:
-        return hash(_Slot)
 
 
 class ChatModelTarget(Target):
@@ -113,7 +99,7 @@ class ChatModelTarget(Target):
     cost_per_1k_output: Annotated[float, Field(ge=0.0)] | None = None
     """Price in USD of 1000 output tokens, to report `cost_usd`."""
 
-    _client: _Slot[Provider] = PrivateAttr(default_factory=_Slot)
+    _client: Slot[Provider] = PrivateAttr(default_factory=Slot)
 
     wire: ClassVar[Literal["openai", "anthropic"]]
     """The protocol the target builds its request bodies in."""
@@ -249,7 +235,8 @@ class ChatModelTarget(Target):
                 connections and malformed replies; `rate_limited` with `retry_after_s` for 429),
                 or a tool call has no fixture, or the model never stopped calling tools.
         """
-        provider = self.run_state("_client", _Slot).value
+        slot: Slot[Provider] = self.run_state("_client", Slot)
+        provider = slot.value
         if provider is None:
             raise RuntimeError(f"{self.provider} target: call setup() before call()")
         started = time.perf_counter()

@@ -20,24 +20,12 @@ from assay.errors import TargetError
 from assay.providers import ProviderError
 from assay.results import JSON, RetrievedPassage, TargetOutput
 from assay.targets._base import Target, TargetRequest
+from assay.targets._slot import Slot
 
 if TYPE_CHECKING:
     from assay.providers._bedrock_agent import BedrockAgentClient
 
 __all__ = ["BedrockAgentTarget"]
-
-
-class _Slot:
-    """Holds the agent client: run state, so any two compare equal."""
-
-    def __init__(self) -> None:
-        self.value: BedrockAgentClient | None = None
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Slot)
-
-    def __hash__(self) -> int:
-        return hash(_Slot)
 
 
 class BedrockAgentTarget(Target):
@@ -64,7 +52,7 @@ class BedrockAgentTarget(Target):
     timeout_s: Annotated[float, Field(gt=0)] | None = None
     """Timeout of each request; default 10 minutes."""
 
-    _client: _Slot = PrivateAttr(default_factory=_Slot)
+    _client: Slot[BedrockAgentClient] = PrivateAttr(default_factory=Slot)
 
     def describe(self) -> str:
         """`bedrock-agent <id>/<alias>`."""
@@ -120,7 +108,8 @@ class BedrockAgentTarget(Target):
             TargetError: The call failed (throttling, timeouts, dropped connections and 5xx are
                 retryable).
         """
-        client = self.run_state("_client", _Slot).value
+        slot: Slot[BedrockAgentClient] = self.run_state("_client", Slot)
+        client = slot.value
         if client is None:
             raise RuntimeError(f"{self.describe()}: call setup() before call()")
         started = time.perf_counter()

@@ -29,6 +29,7 @@ from assay.errors import TargetError
 from assay.providers import ProviderError
 from assay.results import JSON, TargetOutput, TokenUsage
 from assay.targets._base import Target, TargetRequest
+from assay.targets._slot import Slot
 
 if TYPE_CHECKING:
     from assay.providers._sagemaker import SageMakerEndpoint
@@ -44,19 +45,6 @@ _DEFAULT_PATHS: dict[str, tuple[str, ...]] = {
     "llama": ("$.generation", "$[0].generation", "$.generated_text", "$[0].generated_text"),
 }
 _DEFAULT_ANTHROPIC_MAX_TOKENS = 1024
-
-
-class _Slot:
-    """Holds the endpoint client: run state, so any two compare equal."""
-
-    def __init__(self) -> None:
-        self.value: SageMakerEndpoint | None = None
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Slot)
-
-    def __hash__(self) -> int:
-        return hash(_Slot)
 
 
 class SageMakerTarget(Target):
@@ -93,7 +81,7 @@ class SageMakerTarget(Target):
     timeout_s: Annotated[float, Field(gt=0)] | None = None
     """Timeout of each request; default 10 minutes."""
 
-    _client: _Slot = PrivateAttr(default_factory=_Slot)
+    _client: Slot[SageMakerEndpoint] = PrivateAttr(default_factory=Slot)
 
     @field_validator("output_path")
     @classmethod
@@ -205,7 +193,8 @@ class SageMakerTarget(Target):
                 are retryable), or the reply has no text where the format or `output_path`
                 says.
         """
-        client = self.run_state("_client", _Slot).value
+        slot: Slot[SageMakerEndpoint] = self.run_state("_client", Slot)
+        client = slot.value
         if client is None:
             raise RuntimeError(f"{self.describe()}: call setup() before call()")
         started = time.perf_counter()
