@@ -9,7 +9,7 @@ from typing import Any
 
 from assay.errors import UsageError
 from assay.providers._base import Embeddings, Provider, ProviderConfig
-from assay.providers._errors import MalformedReplyError
+from assay.providers._json_reply import json_object
 from assay.providers._sdk_errors import map_sdk_error
 from assay.providers._vertex import vertex_location
 from assay.results import JSON
@@ -90,11 +90,7 @@ class AnthropicProvider(Provider):
             if mapped is None:
                 raise
             raise mapped from exc
-        if not isinstance(reply, dict):
-            raise MalformedReplyError(
-                f"the reply is not a JSON object: {str(reply)[:200]}", kind="MalformedResponse"
-            )
-        return reply
+        return json_object(reply)
 
     async def embed(self, model: str, inputs: Sequence[str]) -> Embeddings:
         """Anthropic has no embeddings API.

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from assay._version import __version__
 from assay.errors import UsageError
 from assay.providers._errors import (
-    MalformedReplyError,
     ProviderConnectionError,
     ProviderError,
     ProviderStatusError,
@@ -262,25 +261,3 @@ def _message(body: object, raw: bytes) -> str:
             if isinstance(body.get(key), str):
                 return str(body[key])
     return raw.decode("utf-8", "replace").strip()[:200] or "(no message)"
-
-
-def json_reply(raw: bytes) -> dict[str, Any]:
-    """A reply body as a JSON object.
-
-    Raises:
-        MalformedReplyError: It is not one (broken JSON is retryable).
-    """
-    try:
-        reply = json.loads(raw)
-    except ValueError as exc:
-        raise MalformedReplyError(
-            f"the reply is not valid JSON ({exc}); the server or a proxy in between sent a "
-            "broken response",
-            kind="MalformedResponse",
-            retryable=True,
-        ) from None
-    if not isinstance(reply, dict):
-        raise MalformedReplyError(
-            f"the reply is not a JSON object: {str(reply)[:200]}", kind="MalformedResponse"
-        )
-    return reply

@@ -14,8 +14,9 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 
 from assay.errors import UsageError
-from assay.providers._aws import AwsClient, json_reply
+from assay.providers._aws import AwsClient
 from assay.providers._base import Embeddings, Provider, ProviderConfig
+from assay.providers._json_reply import json_reply
 from assay.providers._wire_converse import chat_reply, converse_request
 from assay.results import JSON
 

@@ -28,6 +28,7 @@ from assay.providers._errors import (
     ProviderTimeoutError,
     RateLimitError,
 )
+from assay.providers._json_reply import json_reply
 from assay.providers._sdk_errors import connection_problem, retry_after_s
 from assay.providers._wire_openai import read_usage
 from assay.results import JSON
@@ -155,20 +156,7 @@ class OpenAICompatibleProvider(Provider):
                 f"the connection to {self.base_url} {connection_problem(exc, name_root=True)}",
                 kind="APIConnectionError",
             ) from exc
-        try:
-            reply = json.loads(raw)
-        except ValueError as exc:
-            raise MalformedReplyError(
-                f"the reply is not valid JSON for the API ({exc}); "
-                "the server or a proxy in between sent a broken response",
-                kind="MalformedResponse",
-                retryable=True,
-            ) from None
-        if not isinstance(reply, dict):
-            raise MalformedReplyError(
-                f"the reply is not a JSON object: {str(reply)[:200]}", kind="MalformedResponse"
-            )
-        return reply
+        return json_reply(raw)
 
     def _open_session(self) -> aiohttp.ClientSession:
         """The shared session. The proxy (`HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY`, as the SDK

@@ -15,13 +15,13 @@ from datetime import UTC, datetime
 from types import ModuleType
 
 from assay.providers._errors import (
-    MalformedReplyError,
     ProviderConnectionError,
     ProviderError,
     ProviderStatusError,
     ProviderTimeoutError,
     RateLimitError,
 )
+from assay.providers._json_reply import broken_json
 
 __all__ = [
     "connection_problem",
@@ -52,12 +52,7 @@ def map_sdk_error(
         api_key_env: The key's variable, named on HTTP 401/403.
     """
     if isinstance(exc, json.JSONDecodeError | sdk.APIResponseValidationError):
-        return MalformedReplyError(
-            f"the reply is not valid JSON for the API ({exc}); "
-            "the server or a proxy in between sent a broken response",
-            kind="MalformedResponse",
-            retryable=True,
-        )
+        return broken_json(exc)
     if isinstance(exc, sdk.RateLimitError):
         return RateLimitError(
             f"rate limited (HTTP 429): {server_message(exc)}",
