@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from assay._version import __version__
@@ -32,7 +32,14 @@ from assay.providers._sdk_errors import connection_problem, retry_after_s
 if TYPE_CHECKING:
     import aiohttp
 
-__all__ = ["DEFAULT_REGION", "AwsClient", "aws_region", "botocore_available", "require_botocore"]
+__all__ = [
+    "DEFAULT_REGION",
+    "AwsClient",
+    "AwsEndpoint",
+    "aws_region",
+    "botocore_available",
+    "require_botocore",
+]
 
 DEFAULT_REGION = "us-east-1"
 """The region when neither the config, `AWS_REGION`, `AWS_DEFAULT_REGION` nor the profile names
@@ -197,6 +204,39 @@ class AwsClient:
             trust_env=True,  # HTTPS_PROXY / NO_PROXY, as botocore honours them
         )
         return self._session
+
+
+class AwsEndpoint:
+    """One AWS service endpoint called with signed POSTs: the region, the base URL and the client
+    that the InvokeEndpoint (SageMaker) and InvokeAgent (Bedrock Agents) callers share.
+
+    Args:
+        service: The SigV4 signing name (`bedrock`, `sagemaker`).
+        public_url: The service's public endpoint in a region.
+        region: The region (None: `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's, else
+            `us-east-1`).
+        base_url: Another URL of the service (a VPC endpoint, a local fake).
+        who: How messages name the caller.
+        timeout_s: Timeout of each request.
+    """
+
+    def __init__(
+        self,
+        service: str,
+        public_url: Callable[[str], str],
+        *,
+        region: str | None,
+        base_url: str | None,
+        who: str,
+        timeout_s: float | None,
+    ) -> None:
+        self.region = aws_region(region)
+        self.base_url = (base_url or public_url(self.region)).rstrip("/")
+        self._client = AwsClient(service, self.region, who=who, timeout_s=timeout_s)
+
+    async def close(self) -> None:
+        """Close the HTTP session."""
+        await self._client.close()
 
 
 def _resolve_credentials(who: str) -> Any:

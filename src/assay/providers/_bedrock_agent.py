@@ -13,7 +13,7 @@ import json
 import urllib.parse
 from dataclasses import dataclass, field
 
-from assay.providers._aws import AwsClient, aws_error, aws_region
+from assay.providers._aws import AwsEndpoint, aws_error
 from assay.providers._errors import MalformedReplyError
 from assay.results import JSON
 
@@ -34,7 +34,7 @@ class AgentReply:
     """The text of each retrieved passage the answer cites."""
 
 
-class BedrockAgentClient:
+class BedrockAgentClient(AwsEndpoint):
     """InvokeAgent calls to one agent alias.
 
     Args:
@@ -57,16 +57,20 @@ class BedrockAgentClient:
         who: str,
         timeout_s: float | None,
     ) -> None:
-        resolved = aws_region(region)
-        self.base_url = (base_url or agent_runtime_endpoint(resolved)).rstrip("/")
-        self.region = resolved
+        # Bedrock Agent Runtime signs as `bedrock`, like the model runtime.
+        super().__init__(
+            "bedrock",
+            agent_runtime_endpoint,
+            region=region,
+            base_url=base_url,
+            who=who,
+            timeout_s=timeout_s,
+        )
         quote = urllib.parse.quote
         self._prefix = (
             f"{self.base_url}/agents/{quote(agent_id, safe='')}/agentAliases/"
             f"{quote(alias_id, safe='')}/sessions/"
         )
-        # Bedrock Agent Runtime signs as `bedrock`, like the model runtime.
-        self._client = AwsClient("bedrock", resolved, who=who, timeout_s=timeout_s)
 
     async def invoke(self, session_id: str, body: dict[str, JSON]) -> AgentReply:
         """Send `body` (`inputText`, `enableTrace`, `memoryId`, …) in session `session_id`.
@@ -81,10 +85,6 @@ class BedrockAgentClient:
             url, data, accept="application/vnd.amazon.eventstream", where=self.base_url
         )
         return read_agent_stream(raw, region=self.region)
-
-    async def close(self) -> None:
-        """Close the HTTP session."""
-        await self._client.close()
 
 
 def read_agent_stream(raw: bytes, *, region: str) -> AgentReply:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import urllib.parse
 
-from assay.providers._aws import AwsClient, aws_region
+from assay.providers._aws import AwsEndpoint
 
 __all__ = ["SageMakerEndpoint", "sagemaker_endpoint"]
 
@@ -19,7 +19,7 @@ def sagemaker_endpoint(region: str) -> str:
     return f"https://runtime.sagemaker.{region}.amazonaws.com"
 
 
-class SageMakerEndpoint:
+class SageMakerEndpoint(AwsEndpoint):
     """InvokeEndpoint calls to one SageMaker endpoint.
 
     Args:
@@ -40,10 +40,15 @@ class SageMakerEndpoint:
         who: str,
         timeout_s: float | None,
     ) -> None:
-        resolved = aws_region(region)
-        self.base_url = (base_url or sagemaker_endpoint(resolved)).rstrip("/")
+        super().__init__(
+            "sagemaker",
+            sagemaker_endpoint,
+            region=region,
+            base_url=base_url,
+            who=who,
+            timeout_s=timeout_s,
+        )
         self.url = f"{self.base_url}/endpoints/{urllib.parse.quote(name, safe='')}/invocations"
-        self._client = AwsClient("sagemaker", resolved, who=who, timeout_s=timeout_s)
 
     async def invoke(self, payload: bytes, *, content_type: str, accept: str) -> bytes:
         """Send `payload`; the reply body.
@@ -55,7 +60,3 @@ class SageMakerEndpoint:
         return await self._client.post(
             self.url, payload, content_type=content_type, accept=accept, where=self.base_url
         )
-
-    async def close(self) -> None:
-        """Close the HTTP session."""
-        await self._client.close()
