@@ -186,19 +186,11 @@ def _vertex_model(name: str) -> str:
 
 def map_vertex(rest: str, config: dict[str, JSON]) -> MappedProvider:
     """`vertex:[chat:]MODEL` as a target on the `vertex` or `vertex-anthropic` preset."""
-    from assay.interop.promptfoo._providers import (
-        _NOT_CHAT,
-        MappedProvider,
-        _chat,
-        _model_of,
-    )
+    from assay.interop.promptfoo._providers import MappedProvider, _chat, _chat_model
 
-    kind = rest.partition(":")[0]
-    if kind in _NOT_CHAT:
-        return MappedProvider(unmapped=_NOT_CHAT[kind])
-    model = _model_of(rest)
-    if not model:
-        return MappedProvider(unmapped="the provider id names no model")
+    model = _chat_model(rest)
+    if isinstance(model, MappedProvider):
+        return model
     config = dict(config)
     project, region = config.pop("projectId", None), config.pop("region", None)
     location = None

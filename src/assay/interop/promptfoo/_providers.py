@@ -135,6 +135,18 @@ def _family(ident: str) -> tuple[str, str]:
     return family.lower(), rest
 
 
+def _chat_model(rest: str) -> str | MappedProvider:
+    """The model a chat provider id (`[chat:]MODEL`) names, or the unmapped provider when the
+    id names an embedding, image or other non-chat route, or no model."""
+    kind = rest.partition(":")[0]
+    if kind in _NOT_CHAT:
+        return MappedProvider(unmapped=_NOT_CHAT[kind])
+    model = _model_of(rest)
+    if not model:
+        return MappedProvider(unmapped="the provider id names no model")
+    return model
+
+
 def _model_of(rest: str) -> str:
     """The model name after an optional sub-kind: `chat:llama3.3:8b` -> `llama3.3:8b`."""
     kind, sep, model = rest.partition(":")
@@ -197,12 +209,9 @@ def map_provider(
 
 def _model_api(family: str, rest: str, config: dict[str, JSON]) -> MappedProvider:
     """A model API family: anthropic, a preset, or an OpenAI-compatible endpoint."""
-    kind = rest.partition(":")[0]
-    if kind in _NOT_CHAT:
-        return MappedProvider(unmapped=_NOT_CHAT[kind])
-    model = _model_of(rest)
-    if not model:
-        return MappedProvider(unmapped="the provider id names no model")
+    model = _chat_model(rest)
+    if isinstance(model, MappedProvider):
+        return model
     if family == "anthropic":
         return _chat({"type": "anthropic", "model": model}, config)
     spec: dict[str, JSON] = {"type": "openai"}
