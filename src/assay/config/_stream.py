@@ -163,18 +163,8 @@ def read_dataset(
     """Read `tests: <path or glob>` into a reader from `new_reader`; the files are read again
     into a fresh one when they turn out to be AgentV's after their first test. `suite_graders`
     (the suite's `assertions`) tell AgentV tests that they have graders without their own."""
-    reader = new_reader()
-    try:
-        _read_files(
-            reader,
-            spec,
-            source=source,
-            base_dir=base_dir,
-            suite_target=suite_target,
-            suite_graders=suite_graders,
-            announce=None,
-        )
-    except _ReadAgain as again:
+
+    def read(announce: ConfigIssue | None) -> TestsReader:
         reader = new_reader()
         _read_files(
             reader,
@@ -183,9 +173,14 @@ def read_dataset(
             base_dir=base_dir,
             suite_target=suite_target,
             suite_graders=suite_graders,
-            announce=again.announce,
+            announce=announce,
         )
-    return reader
+        return reader
+
+    try:
+        return read(None)
+    except _ReadAgain as again:
+        return read(again.announce)
 
 
 def _read_files(
