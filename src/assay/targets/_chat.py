@@ -34,7 +34,7 @@ from assay.providers import (
 )
 from assay.results import JSON, Message, TargetOutput, TokenUsage, ToolCall, add_usage
 from assay.targets._base import Target, TargetRequest
-from assay.targets._slot import Slot
+from assay.targets._client import Slot, target_error
 
 __all__ = ["ChatModelTarget", "ModelTurn", "ToolSpec", "TurnCall"]
 
@@ -189,9 +189,7 @@ class ChatModelTarget(Target):
         """
         del base_dir
         provider = open_provider(self.provider_config(), self.wire)
-        previous, self._client.value = self._client.value, provider
-        if previous is not None:
-            await previous.close()
+        await self._client.hold(provider)
 
     def missing_key(self) -> str | None:
         """The message opening the provider raises for an unset API key variable, or None."""
@@ -208,9 +206,7 @@ class ChatModelTarget(Target):
 
     async def teardown(self) -> None:
         """Close the provider and its HTTP connections."""
-        provider, self._client.value = self._client.value, None
-        if provider is not None:
-            await provider.close()
+        await self._client.close()
 
     def cache_key(self, request: TargetRequest) -> dict[str, JSON] | None:
         """Provider, model, endpoint, the exact first request body and the tool fixtures."""
@@ -236,9 +232,7 @@ class ChatModelTarget(Target):
                 or a tool call has no fixture, or the model never stopped calling tools.
         """
         slot: Slot[Provider] = self.run_state("_client", Slot)
-        provider = slot.value
-        if provider is None:
-            raise RuntimeError(f"{self.provider} target: call setup() before call()")
+        provider = slot.held(f"{self.provider} target")
         started = time.perf_counter()
         conversation = self.first_messages(request)
         transcript = self._input_transcript(request)
@@ -270,13 +264,7 @@ class ChatModelTarget(Target):
         try:
             return self.read_turn(await provider.complete(body, metadata=request.metadata))
         except ProviderError as exc:
-            raise TargetError(
-                f"{self.describe()}: {exc.message}",
-                kind=exc.kind,
-                retryable=exc.retryable,
-                retry_after_s=exc.retry_after_s,
-                rate_limited=exc.rate_limited,
-            ) from exc
+            raise target_error(self.describe(), exc) from exc
 
     def _input_transcript(self, request: TargetRequest) -> list[Message]:
         system = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []

@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, PrivateAttr
 
-from assay.errors import TargetError
 from assay.providers import ProviderError
 from assay.results import JSON, RetrievedPassage, TargetOutput
 from assay.targets._base import Target, TargetRequest
-from assay.targets._slot import Slot
+from assay.targets._client import Slot, target_error
 
 if TYPE_CHECKING:
     from assay.providers._bedrock_agent import BedrockAgentClient
@@ -82,15 +81,11 @@ class BedrockAgentTarget(Target):
             who=self.describe(),
             timeout_s=self.timeout_s,
         )
-        previous, self._client.value = self._client.value, client
-        if previous is not None:
-            await previous.close()
+        await self._client.hold(client)
 
     async def teardown(self) -> None:
         """Close the client's connections."""
-        client, self._client.value = self._client.value, None
-        if client is not None:
-            await client.close()
+        await self._client.close()
 
     def request_body(self, request: TargetRequest) -> dict[str, JSON]:
         """InvokeAgent's body for `request`."""
@@ -109,21 +104,13 @@ class BedrockAgentTarget(Target):
                 retryable).
         """
         slot: Slot[BedrockAgentClient] = self.run_state("_client", Slot)
-        client = slot.value
-        if client is None:
-            raise RuntimeError(f"{self.describe()}: call setup() before call()")
+        client = slot.held(self.describe())
         started = time.perf_counter()
         session = self.session_id or f"assay-{uuid.uuid4().hex}"
         try:
             reply = await client.invoke(session, self.request_body(request))
         except ProviderError as exc:
-            raise TargetError(
-                f"{self.describe()}: {exc.message}",
-                kind=exc.kind,
-                retryable=exc.retryable,
-                retry_after_s=exc.retry_after_s,
-                rate_limited=exc.rate_limited,
-            ) from exc
+            raise target_error(self.describe(), exc) from exc
         return TargetOutput(
             output=reply.text,
             context=[RetrievedPassage(text=text) for text in reply.passages],

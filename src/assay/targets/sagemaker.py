@@ -29,7 +29,7 @@ from assay.errors import TargetError
 from assay.providers import ProviderError
 from assay.results import JSON, TargetOutput, TokenUsage
 from assay.targets._base import Target, TargetRequest
-from assay.targets._slot import Slot
+from assay.targets._client import Slot, target_error
 
 if TYPE_CHECKING:
     from assay.providers._sagemaker import SageMakerEndpoint
@@ -123,15 +123,11 @@ class SageMakerTarget(Target):
             who=f"sagemaker target {self.endpoint}",
             timeout_s=self.timeout_s,
         )
-        previous, self._client.value = self._client.value, client
-        if previous is not None:
-            await previous.close()
+        await self._client.hold(client)
 
     async def teardown(self) -> None:
         """Close the client's connections."""
-        client, self._client.value = self._client.value, None
-        if client is not None:
-            await client.close()
+        await self._client.close()
 
     def cache_key(self, request: TargetRequest) -> dict[str, JSON] | None:
         """Endpoint, region, format and the exact payload."""
@@ -194,22 +190,14 @@ class SageMakerTarget(Target):
                 says.
         """
         slot: Slot[SageMakerEndpoint] = self.run_state("_client", Slot)
-        client = slot.value
-        if client is None:
-            raise RuntimeError(f"{self.describe()}: call setup() before call()")
+        client = slot.held(self.describe())
         started = time.perf_counter()
         try:
             raw = await client.invoke(
                 self.payload(request), content_type=self.content_type, accept=self.accept
             )
         except ProviderError as exc:
-            raise TargetError(
-                f"{self.describe()}: {exc.message}",
-                kind=exc.kind,
-                retryable=exc.retryable,
-                retry_after_s=exc.retry_after_s,
-                rate_limited=exc.rate_limited,
-            ) from exc
+            raise target_error(self.describe(), exc) from exc
         text, usage = self._read(raw)
         return TargetOutput(
             output=text, token_usage=usage, duration_ms=(time.perf_counter() - started) * 1000
