@@ -21,13 +21,11 @@ from typing import TYPE_CHECKING, Any
 from assay._version import __version__
 from assay.errors import UsageError
 from assay.providers._errors import (
-    ProviderConnectionError,
     ProviderError,
     ProviderStatusError,
-    ProviderTimeoutError,
     RateLimitError,
 )
-from assay.providers._sdk_errors import connection_problem, retry_after_s
+from assay.providers._sdk_errors import connection_error, retry_after_s, timeout_error
 
 if TYPE_CHECKING:
     import aiohttp
@@ -140,15 +138,9 @@ class AwsClient:
                     raise aws_error(reply.status, raw, reply.headers, region=self.region)
                 return raw
         except TimeoutError as exc:
-            after = f" after {self.timeout_s:g}s" if self.timeout_s is not None else ""
-            raise ProviderTimeoutError(
-                f"the request timed out{after}", kind="APITimeoutError"
-            ) from exc
+            raise timeout_error(self.timeout_s) from exc
         except (aiohttp.ClientError, OSError) as exc:
-            raise ProviderConnectionError(
-                f"the connection to {where} {connection_problem(exc, name_root=True)}",
-                kind="APIConnectionError",
-            ) from exc
+            raise connection_error(where, exc, name_root=True) from exc
 
     async def close(self) -> None:
         """Close the session and its connections."""

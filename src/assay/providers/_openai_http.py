@@ -22,14 +22,12 @@ from assay.errors import UsageError
 from assay.providers._base import Embeddings, Provider, ProviderConfig
 from assay.providers._errors import (
     MalformedReplyError,
-    ProviderConnectionError,
     ProviderError,
     ProviderStatusError,
-    ProviderTimeoutError,
     RateLimitError,
 )
 from assay.providers._json_reply import json_reply
-from assay.providers._sdk_errors import connection_problem, retry_after_s
+from assay.providers._sdk_errors import connection_error, retry_after_s, timeout_error
 from assay.providers._wire_openai import read_usage
 from assay.results import JSON
 
@@ -146,16 +144,9 @@ class OpenAICompatibleProvider(Provider):
                 if not 200 <= response.status < 300:
                     raise self._status_error(response.status, raw, response.headers)
         except TimeoutError as exc:  # aiohttp's timeouts are TimeoutErrors too
-            timeout_s = self.config.timeout_s
-            after = f" after {timeout_s:g}s" if timeout_s is not None else ""
-            raise ProviderTimeoutError(
-                f"the request timed out{after}", kind="APITimeoutError"
-            ) from exc
+            raise timeout_error(self.config.timeout_s) from exc
         except (aiohttp.ClientError, OSError) as exc:
-            raise ProviderConnectionError(
-                f"the connection to {self.base_url} {connection_problem(exc, name_root=True)}",
-                kind="APIConnectionError",
-            ) from exc
+            raise connection_error(self.base_url, exc, name_root=True) from exc
         return json_reply(raw)
 
     def _open_session(self) -> aiohttp.ClientSession:

@@ -24,12 +24,14 @@ from assay.providers._errors import (
 from assay.providers._json_reply import broken_json
 
 __all__ = [
+    "connection_error",
     "connection_problem",
     "map_sdk_error",
     "retry_after_s",
     "root_cause",
     "server_message",
     "timed_out",
+    "timeout_error",
 ]
 
 
@@ -70,12 +72,26 @@ def map_sdk_error(
         # The aiohttp transport reports a dropped connection as a timeout: tell them apart by
         # the root cause so the message says what happened.
         if timed_out(exc, sdk.APITimeoutError):
-            after = f" after {timeout_s:g}s" if timeout_s is not None else ""
-            return ProviderTimeoutError(f"the request timed out{after}", kind="APITimeoutError")
-        return ProviderConnectionError(
-            f"the connection to {base_url} {connection_problem(exc)}", kind="APIConnectionError"
-        )
+            return timeout_error(timeout_s)
+        return connection_error(base_url, exc)
     return None
+
+
+def timeout_error(timeout_s: float | None) -> ProviderTimeoutError:
+    """The error of a request that ran out of time (`timeout_s`: the limit, None when it is
+    the client's default, which goes unnamed)."""
+    after = f" after {timeout_s:g}s" if timeout_s is not None else ""
+    return ProviderTimeoutError(f"the request timed out{after}", kind="APITimeoutError")
+
+
+def connection_error(
+    where: str, exc: BaseException, *, name_root: bool = False
+) -> ProviderConnectionError:
+    """The error of a connection to `where` that broke (`connection_problem` says how)."""
+    return ProviderConnectionError(
+        f"the connection to {where} {connection_problem(exc, name_root=name_root)}",
+        kind="APIConnectionError",
+    )
 
 
 def server_message(exc: Exception) -> str:
