@@ -24,6 +24,7 @@ from assay.store._errors import ConflictError, NotFoundError
 from assay.store._failures import report_failures
 from assay.store._migrate import migrate
 from assay.store._owner import RunOwner
+from assay.store._snapshot import encode_snapshot
 from assay.store._tables import (
     CASE_LEVEL,
     case_results,
@@ -36,6 +37,7 @@ from assay.store._tables import (
 from assay.store._text import json_without_nul
 
 if TYPE_CHECKING:
+    from assay.results import JSON
     from assay.store._location import StoreLocation
     from assay.store._rows import FinishRow, RunRow
 
@@ -113,9 +115,9 @@ class SQLDatabase:
 
     # -- writing -------------------------------------------------------------------------
 
-    def insert_run(self, row: RunRow, documents: Sequence[str]) -> None:
-        """Record a new run (`run_row`) and its case results given as their JSON documents,
-        in one transaction: an imported run is stored whole or not at all.
+    def insert_run(self, row: RunRow, snapshot: dict[str, JSON], documents: Sequence[str]) -> None:
+        """Record a new run (`run_row`), its snapshot and its case results given as their
+        JSON documents, in one transaction: an imported run is stored whole or not at all.
 
         Raises:
             ConflictError: A run with this id already exists.
@@ -123,7 +125,8 @@ class SQLDatabase:
         """
         try:
             with self._writes.begin() as conn:
-                conn.execute(insert(runs), dict(row))
+                encoded = json_without_nul(encode_snapshot(snapshot))
+                conn.execute(insert(runs), {**row, "snapshot": encoded})
                 if documents:
                     _insert_cases(conn, row["id"], 1, documents)
         except IntegrityError as exc:

@@ -109,8 +109,10 @@ class StoreWriter:
             UsageError: The store cannot be opened, or the run exists already.
             StoreWriterError: The database failed, or the process ended.
         """
-        row = run_row(run, snapshot, self._owner)
-        self._send(("create", row, [result.model_dump_json() for result in run.results]))
+        # The snapshot goes as it is (plain data; its suite document is one `RawJSON` text)
+        # and is encoded by the process: encoding it here held it several times over.
+        documents = [result.model_dump_json() for result in run.results]
+        self._send(("create", (run_row(run, self._owner), snapshot), documents))
         self.receive()
 
     def finish_run(

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from assay.store._snapshot import encode_snapshot
-from assay.store._text import json_without_nul, without_nul
+from assay.store._text import without_nul
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from assay.results import JSON, RunResult
+    from assay.results import RunResult
     from assay.store._finish import RunFinish
     from assay.store._owner import RunOwner
 
@@ -40,7 +39,6 @@ class RunRow(TypedDict):
     finished_at: str | None
     config: JSONObject
     summary: JSONObject
-    snapshot: str
     duration_ms: float
     token_usage: JSONObject | None
     cost_usd: float | None
@@ -65,8 +63,10 @@ class FinishRow(TypedDict):
     regression: JSONObject | None
 
 
-def run_row(run: RunResult, snapshot: dict[str, JSON], owner: RunOwner | None) -> RunRow:
-    """The row that records `run` (without its case results) and its snapshot.
+def run_row(run: RunResult, owner: RunOwner | None) -> RunRow:
+    """The row that records `run`, without its case results and its snapshot (which
+    `SQLDatabase.insert_run` encodes where it is written: a large suite's snapshot is one
+    big text, and encoding it here made the run's process hold it several times over).
 
     Only a `running` run keeps its `owner` (the process completing it): nobody runs a
     finished one (an imported run)."""
@@ -80,7 +80,6 @@ def run_row(run: RunResult, snapshot: dict[str, JSON], owner: RunOwner | None) -
         "finished_at": run.finished_at,
         "config": run.config.model_dump(mode="json"),
         "summary": run.summary.model_dump(mode="json"),
-        "snapshot": json_without_nul(encode_snapshot(snapshot)),
         "duration_ms": run.duration_ms,
         "token_usage": _dumped(run.token_usage),
         "cost_usd": run.cost_usd,

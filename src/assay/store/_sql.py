@@ -145,7 +145,7 @@ class SQLStore(ReviewsMixin, SQLDatabase):
         Raises:
             UsageError: A run with this id already exists, or a case id comes twice.
         """
-        self.insert_run(run_row(run, snapshot, owner), documents)
+        self.insert_run(run_row(run, owner), snapshot, documents)
 
     def add_case_result(self, run_id: str, result: CaseResult) -> None:
         """Commit one graded case result at once, in its own transaction.

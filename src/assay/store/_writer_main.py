@@ -67,15 +67,16 @@ def _serve() -> None:
 def _carry_out(
     store: SQLDatabase, request: tuple[str, Any, Any], owner: RunOwner | None
 ) -> _Outcome:
-    """One request of `StoreWriter`: `("add", run_id, documents)`, `("create", RunRow,
-    documents)` or `("finish", run_id, FinishRow)`, on behalf of the run's process `owner`
-    (the `RunRow` of a created run records it already)."""
+    """One request of `StoreWriter`: `("add", run_id, documents)`, `("create", (RunRow,
+    snapshot), documents)` or `("finish", run_id, FinishRow)`, on behalf of the run's process
+    `owner` (the `RunRow` of a created run records it already)."""
     kind, first, second = request
     try:
         if kind == "add":
             store.add_case_documents(first, second, owner=owner)
         elif kind == "create":
-            store.insert_run(first, second)
+            row, snapshot = first
+            store.insert_run(row, snapshot, second)
         else:
             store.finish_run_row(first, second, owner=owner)
     except Exception as exc:
