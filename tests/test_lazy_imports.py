@@ -123,3 +123,21 @@ def test_i23_3_a_run_imports_the_grader_modules_of_its_types_nested_ones_include
     loaded = done.stdout.split()
     assert {"composite", "structured", "text"} <= set(loaded)
     assert not {"tone", "agent_judge", "factuality", "moderation", "pii"} & set(loaded)
+
+
+def test_i23_3_a_run_without_a_baseline_does_not_import_the_comparison(tmp_path: Path) -> None:
+    # The regression metric needs `assay.comparison` (~20 ms of start-up) only when a run is
+    # measured against a baseline.
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text(
+        "name: s\ntarget: {type: fake, default: hi}\n"
+        "tests: [{id: a, input: x, assertions: [{type: contains, value: hi}]}]\n",
+        encoding="utf-8",
+    )
+    probe = (
+        "import sys\nfrom assay import EvalConfig, evaluate\n"
+        f"run = evaluate({str(suite)!r}, config=EvalConfig(store=False))\n"
+        "print(run.summary.passed, 'assay.comparison' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"]

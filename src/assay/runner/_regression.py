@@ -13,14 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
 
 from assay._strict_model import suggest
-from assay.comparison import (
-    CASE_STATUSES,
-    DEFAULT_CRITICAL_THRESHOLD,
-    DEFAULT_REGRESSION_TOLERANCE,
-    CompareThresholds,
-    case_status,
-    regression_status,
-)
 from assay.errors import UsageError
 from assay.results import (
     JSON,
@@ -87,6 +79,12 @@ def regression_settings(loaded: LoadedSuite, baseline: str | None) -> Regression
     block = loaded.suite.regression
     if block is None and baseline is None:
         return None
+    from assay.comparison import (  # a run without a baseline never loads it (~20 ms)
+        DEFAULT_CRITICAL_THRESHOLD,
+        DEFAULT_REGRESSION_TOLERANCE,
+        CompareThresholds,
+    )
+
     if block is None:
         return RegressionSettings(
             baseline=str(baseline),
@@ -296,6 +294,8 @@ class RegressionTracker:
             summary: The run's final summary (its mean case score is the head score).
             order: The run's case ids in suite order, to list changed cases in.
         """
+        from assay.comparison import CASE_STATUSES, regression_status
+
         settings, base_run = self.baseline.settings, self.baseline.run
         head_score = summary.weighted_metrics_score_pct / 100
         base_score = None if base_run is None else base_run.summary.weighted_metrics_score_pct / 100
@@ -328,6 +328,8 @@ class RegressionTracker:
 
     def _changes(self, order: Iterable[str], min_delta: float) -> Iterator[RegressionCase]:
         """Every case that did not stay unchanged: the run's in `order`, then removed ones."""
+        from assay.comparison import case_status
+
         for case_id in order:
             head = self._head.get(case_id)
             if head is None:
