@@ -188,15 +188,17 @@ def test_a_killed_writer_fails_the_run_cleanly_and_resume_completes(tmp_path: Pa
     _resume_completes(tmp_path, run.id)
 
 
-@pytest.mark.parametrize(("failing", "reads"), [(None, False), ("c7", True)])
-def test_a_long_run_opens_the_store_itself_only_to_list_cases(
-    tmp_path: Path, failing: str | None, reads: bool
+@pytest.mark.parametrize("failing", [None, "c7"])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_i23_3_a_long_run_reads_its_results_back_through_its_writer(
+    tmp_path: Path, failing: str | None, as_json: bool
 ) -> None:
-    # The writer process creates, fills and finishes the run; the run's own process needs
-    # the store (and SQLAlchemy, ~0.1 s) only to list the cases that did not pass.
+    # The writer process creates, fills and finishes the run, then reads the results back
+    # for the summary's list of the cases that did not pass and for `--json`: the run's own
+    # process never loads SQLAlchemy (~0.2 s of its end).
     db = _suite(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, "run", "s.eval.yaml"],
+        [sys.executable, "-c", PROBE, "run", "s.eval.yaml", *(["--json"] if as_json else [])],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -205,14 +207,18 @@ def test_a_long_run_opens_the_store_itself_only_to_list_cases(
         check=False,
     )
     assert done.returncode == (1 if failing else 0), done.stderr
-    assert f"SQLAlchemy imported: {reads}" in done.stderr
-    assert f"stored in {db}" in done.stdout
-    # The one failed case is listed (as a word: a run id's random hex part may hold "c7").
-    assert bool(re.search(r"\bc7\b", done.stdout)) is bool(failing)
+    assert "SQLAlchemy imported: False" in done.stderr
     with SQLiteStore(db) as store:
         (run,) = store.list_runs()
+        stored = [result.model_dump(mode="json") for result in store.iter_case_results(run.id)]
     assert run.status == "completed" and run.summary.total == N == _stored(db)
     assert run.passed is not failing
+    if as_json:
+        assert json.loads(done.stdout)["results"] == stored  # every result, in stored order
+    else:
+        assert f"stored in {db}" in done.stdout
+        # The one failed case is listed (as a word: a run id's random hex part may hold "c7").
+        assert bool(re.search(r"\bc7\b", done.stdout)) is bool(failing)
 
 
 def test_a_long_run_into_a_store_that_cannot_be_opened_stops_before_its_first_case(

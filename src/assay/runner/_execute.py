@@ -37,7 +37,7 @@ from assay.runner._dispatch import Dispatcher, LocalDispatch, RayOptions
 from assay.runner._plan import RunOptions, RunPlan, check_api_keys, iter_cases
 from assay.runner._regression import RegressionTracker, track_new_run, track_resumed_run
 from assay.runner._warm import warm_up_graders
-from assay.runner._writer import GroupWriter, start_writer_process
+from assay.runner._writer import GroupWriter, end_writer_process, start_writer_process
 from assay.scoring import SummaryBuilder
 from assay.store import (
     RawJSON,
@@ -412,8 +412,8 @@ async def execute(
     try:
         return _conclude(state, run, dispatch.scheduling(), failure)
     finally:
-        if process is not None:  # the run was finished through it: it may end now
-            process.close()
+        if process is not None:  # the run was finished through it: done with it
+            end_writer_process(sink, process)
 
 
 def _conclude(

@@ -33,6 +33,7 @@ __all__ = [
     "MAX_PENDING",
     "PROCESS_MIN_CASES",
     "GroupWriter",
+    "end_writer_process",
     "start_writer_process",
 ]
 
@@ -71,6 +72,16 @@ def start_writer_process(sink: ResultSink, cases: int) -> StoreWriter | None:
     """
     started = isinstance(sink, DeferredStore) and sink.writer_started  # paid for already
     return sink.spawn_writer() if started or cases >= PROCESS_MIN_CASES else None
+
+
+def end_writer_process(sink: ResultSink, process: StoreWriter) -> None:
+    """The run is finished through `process`: a `DeferredStore` keeps it, to read the run's
+    results back for the command's report (and to write the next run), so the command never
+    opens the store itself; any other sink's ends now."""
+    if isinstance(sink, DeferredStore):
+        sink.keep_writer(process)
+    else:
+        process.close()
 
 
 class GroupWriter:

@@ -12,7 +12,7 @@ pydantic and `assay.results`: the writer process imports only it, its backends
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -35,6 +35,9 @@ from assay.store._tables import (
     samples,
 )
 from assay.store._text import json_without_nul
+
+STREAM_BATCH = 200
+"""Case results fetched per round trip while streaming; bounds memory, not the run size."""
 
 if TYPE_CHECKING:
     from assay.results import JSON
@@ -181,6 +184,34 @@ class SQLDatabase:
         with self._writes.begin() as conn:
             self._require_running(conn, run_id, "finish", owner)
             conn.execute(update(runs).where(runs.c.id == run_id).values(**row, owner=None))
+
+    # -- reading -------------------------------------------------------------------------
+
+    def stream_documents(
+        self, run_id: str, verdicts: Collection[str] | None = None
+    ) -> Iterator[str]:
+        """A run's case results as their stored JSON documents, in stored order, fetched
+        `STREAM_BATCH` at a time (memory stays flat however large the run); with `verdicts`,
+        only cases with one of them, filtered in SQL. `run_id` is the run's exact id."""
+        stmt = (
+            select(case_results.c.data)
+            .where(case_results.c.run_id == run_id)
+            .order_by(case_results.c.seq)
+        )
+        if verdicts is not None:
+            stmt = stmt.where(case_results.c.verdict.in_(list(verdicts)))
+        with self._engine.connect() as conn:
+            result = conn.execution_options(yield_per=STREAM_BATCH).execute(stmt)
+            yield from result.scalars()
+
+    def require_run(self, run_id: str) -> None:
+        """Refuse a run id that names no run (its exact id).
+
+        Raises:
+            NotFoundError: It does not exist.
+        """
+        if not self._exists(run_id):
+            raise NotFoundError(f"run '{run_id}' not found in {self._where}")
 
     def _exists(self, run_id: str) -> bool:
         with self._engine.connect() as conn:

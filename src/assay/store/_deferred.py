@@ -57,6 +57,8 @@ class DeferredStore:
         self._location = resolve_location(location, fallback=fallback)
         self._store: Store | None = None
         self._waiting_writer = writer_process
+        self._kept: StoreWriter | None = None
+        """The writer a finished run handed back (`keep_writer`): reads go through it."""
 
     @property
     def location(self) -> StoreLocation:
@@ -80,8 +82,26 @@ class DeferredStore:
         """Whether a writer process started for this store is waiting for `spawn_writer`."""
         return self._waiting_writer is not None
 
+    def keep_writer(self, writer: StoreWriter) -> None:
+        """Keep the writer process a run finished through: it reads that run's results back
+        (`iter_case_results`, `iter_case_results_json`) while this process has not opened
+        the store, and writes the next run; `close` ends it."""
+        if self._kept is not None and self._kept is not writer:
+            self._kept.close()
+        self._kept = writer
+
+    def _reader(self) -> StoreWriter | None:
+        """The kept writer, when reads may go through it."""
+        kept = self._kept
+        if self._store is None and kept is not None and kept.alive and not kept.reading:
+            return kept
+        return None
+
     def spawn_writer(self) -> StoreWriter | None:
         """A writer process for the store, which opens it itself: this process need not."""
+        if self._kept is not None and self._kept.alive:  # idle since its run finished
+            writer, self._kept = self._kept, None
+            return writer
         if self._waiting_writer is not None:
             process, self._waiting_writer = self._waiting_writer, None
             return StoreWriter(self._location, process)
@@ -96,7 +116,10 @@ class DeferredStore:
         return self._open().describe()
 
     def close(self) -> None:
-        """Close the store if it was opened, and end a writer process never handed out."""
+        """Close the store if it was opened, and end the writer processes it holds."""
+        if self._kept is not None:
+            self._kept.close()
+            self._kept = None
         if self._waiting_writer is not None:
             end_unused_writer(self._waiting_writer)
             self._waiting_writer = None
@@ -138,10 +161,31 @@ class DeferredStore:
     def iter_case_results(
         self, run_id: str, *, verdicts: Collection[Verdict] | None = None
     ) -> Iterator[CaseResult]:
-        return self._open().iter_case_results(run_id, verdicts=verdicts)
+        if self._reader() is None:
+            return self._open().iter_case_results(run_id, verdicts=verdicts)
+        return (
+            CaseResult.model_validate_json(document)
+            for document in self._read_back(run_id, verdicts)
+        )
 
     def iter_case_results_json(self, run_id: str) -> Iterator[str]:
-        return self._open().iter_case_results_json(run_id)
+        if self._reader() is None:
+            return self._open().iter_case_results_json(run_id)
+        return self._read_back(run_id, None)
+
+    def _read_back(self, run_id: str, verdicts: Collection[Verdict] | None) -> Iterator[str]:
+        """`run_id`'s stored documents through the kept writer (`run_id` is a whole id
+        there: this command's run), or from the store when another read is using the writer
+        by the time this one starts."""
+        reader = self._reader()
+        if reader is None:
+            if verdicts is None:
+                yield from self._open().iter_case_results_json(run_id)
+            else:
+                for result in self._open().iter_case_results(run_id, verdicts=verdicts):
+                    yield result.model_dump_json()
+            return
+        yield from reader.read_documents(run_id, verdicts)
 
     def iter_case_scores(self, run_id: str) -> Iterator[CaseScore]:
         return self._open().iter_case_scores(run_id)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
+from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import UsageError, UserError
@@ -85,6 +86,7 @@ class StoreWriter:
         assert self._process.stdin is not None and self._process.stdout is not None
         self._location = location
         self._owner = RunOwner.current()
+        self._reading = False
         self._input = self._process.stdin
         self._output = self._process.stdout
         send_message(self._input, (location, self._owner.encode()))
@@ -148,6 +150,10 @@ class StoreWriter:
         received, outcome = receive_message(self._output)
         if not received:
             raise self._ended()
+        self._raise_outcome(outcome)
+
+    def _raise_outcome(self, outcome: Any) -> None:
+        """Nothing for a request that succeeded (None); its error otherwise."""
         if outcome is None:
             return
         kind, message = outcome
@@ -157,6 +163,50 @@ class StoreWriter:
             "usage": UsageError,
         }
         raise kinds.get(kind, StoreWriterError)(message)
+
+    @property
+    def reading(self) -> bool:
+        """Whether a `read_documents` iterator is being read (its answers are in flight)."""
+        return self._reading
+
+    @property
+    def alive(self) -> bool:
+        """Whether the process is still running (it can answer a request)."""
+        return self._process.poll() is None
+
+    def read_documents(self, run_id: str, verdicts: Collection[str] | None = None) -> Iterator[str]:
+        """The run's stored case results as their JSON documents, in stored order (with
+        `verdicts`, only those), read by the process, which has the store open: the run's
+        own process reads its results back for its report without importing SQLAlchemy.
+
+        Call it only while no batch is unanswered (after the run is finished), and read the
+        iterator to its end: one left unfinished ends the process, whose answers would
+        otherwise be out of step.
+
+        Raises:
+            NotFoundError: No run has this exact id (as `UsageError`).
+            StoreWriterError: The database failed, or the process ended.
+        """
+        self._reading = True
+        self._send(("read", run_id, None if verdicts is None else list(verdicts)))
+        finished = False
+        try:
+            while True:
+                received, message = receive_message(self._output)
+                if not received:
+                    raise self._ended()
+                if isinstance(message, tuple) and message[0] == "documents":
+                    yield from message[1]
+                    continue
+                finished = True
+                self._raise_outcome(message)
+                return
+        finally:
+            self._reading = False
+            if not finished:
+                self._process.kill()
+                self._close_streams()
+                self._process.wait()
 
     def stored_case_ids(self, run_id: str) -> set[str]:
         """The case ids the store holds for the run, read from this process: after the

@@ -77,11 +77,8 @@ _RANDOM_PART_AT = len("20261122T054312-") + 1
 """Where the random part of a generated run id starts (1-based, as SQL `substr` counts):
 after the UTC time and a hyphen (`assay.runner.new_run_id`)."""
 
-_STREAM_BATCH = 200
-"""Case results fetched per round trip while streaming; bounds memory, not the run size."""
-
 _SCORE_BATCH = 5_000
-"""Score rows per round trip: four small columns each, so far more than `_STREAM_BATCH`."""
+"""Score rows per round trip: four small columns each, so far more than `STREAM_BATCH`."""
 
 _MAX_LISTED_MATCHES = 10
 
@@ -285,17 +282,7 @@ class SQLStore(ReviewsMixin, SQLDatabase):
         """
         with self._engine.connect() as conn:
             resolved = self._resolve(conn, run_id)
-        return self._stream_json(resolved)
-
-    def _stream_json(self, run_id: str) -> Iterator[str]:
-        stmt = (
-            select(case_results.c.data)
-            .where(case_results.c.run_id == run_id)
-            .order_by(case_results.c.seq)
-        )
-        with self._engine.connect() as conn:
-            result = conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
-            yield from result.scalars()
+        return self.stream_documents(resolved)
 
     def iter_case_scores(self, run_id: str) -> Iterator[CaseScore]:
         """Stream a run's case ids, verdicts, scores and durations in stored order, from
@@ -566,17 +553,8 @@ class SQLStore(ReviewsMixin, SQLDatabase):
     def _stream_results(
         self, run_id: str, verdicts: Collection[Verdict] | None = None
     ) -> Iterator[CaseResult]:
-        stmt = (
-            select(case_results.c.data)
-            .where(case_results.c.run_id == run_id)
-            .order_by(case_results.c.seq)
-        )
-        if verdicts is not None:
-            stmt = stmt.where(case_results.c.verdict.in_(list(verdicts)))
-        with self._engine.connect() as conn:
-            result = conn.execution_options(yield_per=_STREAM_BATCH).execute(stmt)
-            for data in result.scalars():
-                yield CaseResult.model_validate_json(data)
+        for data in self.stream_documents(run_id, verdicts):
+            yield CaseResult.model_validate_json(data)
 
     def _resolve(self, conn: Connection, run_id: str) -> str:
         """The full id of the run `run_id` names exactly, as a unique prefix, or as a unique
