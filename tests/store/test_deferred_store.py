@@ -163,3 +163,37 @@ def test_every_call_reaches_the_store_it_opens(
     assert deferred.delete_run("run-0002", force=True) == "run-0002"
     _writer(deferred).close()  # once opened, the opened store starts the writer
     deferred.close()
+
+
+def test_i23_3_a_kept_writer_reads_results_back_one_read_at_a_time(
+    location: str, make_run: Callable[..., RunResult], rich_cases: list[CaseResult]
+) -> None:
+    deferred = DeferredStore(location)
+    writer = _writer(deferred)
+    writer.create_run(make_run(), {})
+    writer.send("run-0001", [case.model_dump_json() for case in rich_cases])
+    writer.receive()
+    _finish(writer, "run-0001", len(rich_cases))
+    deferred.keep_writer(writer)
+    # Through the kept writer: the parent never opens the store.
+    assert list(deferred.iter_case_results("run-0001")) == rich_cases
+    verdicts = {case.verdict for case in rich_cases[:1]}
+    assert list(deferred.iter_case_results("run-0001", verdicts=verdicts)) == [
+        case for case in rich_cases if case.verdict in verdicts
+    ]
+    assert not deferred.opened
+    # Two reads interleaved: the second, started while the first is in flight, opens the store.
+    first, second = (
+        deferred.iter_case_results("run-0001"),
+        deferred.iter_case_results_json("run-0001"),
+    )
+    assert next(first) == rich_cases[0]
+    assert [CaseResult.model_validate_json(d) for d in second] == rich_cases
+    assert deferred.opened
+    assert list(first) == rich_cases[1:]
+    # A read abandoned half way ends the process: its answers would be out of step.
+    abandoned = writer.read_documents("run-0001")
+    next(abandoned)
+    abandoned.close()
+    assert not writer.alive
+    deferred.close()
