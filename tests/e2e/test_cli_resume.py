@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -211,3 +212,49 @@ def test_a_completed_run_cannot_be_resumed(tmp_path: Path) -> None:
         f"error: run '{run_id}' completed; there is nothing to resume "
         "(completed runs never change)\n"
     )
+
+
+def test_i23_3_a_resumed_runs_earlier_results_are_written_in_this_versions_form(
+    tmp_path: Path,
+) -> None:
+    """`--json` indents a fresh run's stored documents as they are; a resumed run's earlier
+    ones, which an older version may have stored without a newer field, go through the model
+    and come out with it."""
+    _suite(tmp_path)
+    proc = subprocess.Popen(
+        [ASSAY, "run", "s.eval.yaml"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "SLOW_AFTER_12": "1"},
+    )
+    db = tmp_path / ".assay" / "assay.db"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if db.exists():
+            with SQLiteStore(db) as store:
+                runs = store.list_runs()
+                if runs and len(list(store.iter_case_results(runs[0].id))) >= 4:
+                    break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    connection = sqlite3.connect(db)
+    with connection:  # as a version without `workspaces` would have stored c0
+        (data,) = connection.execute(
+            "SELECT data FROM case_results WHERE case_id = 'c0'"
+        ).fetchone()
+        older = json.loads(data)
+        del older["workspaces"]
+        connection.execute(
+            "UPDATE case_results SET data = ? WHERE case_id = 'c0'", (json.dumps(older),)
+        )
+    connection.close()
+    with SQLiteStore(db) as store:
+        (run,) = store.list_runs()
+    resumed = assay("run", "--resume", run.id, "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    final = json.loads(resumed.stdout)
+    assert len(final["results"]) == N
+    assert all(r["workspaces"] == [] for r in final["results"])

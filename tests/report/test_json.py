@@ -6,7 +6,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from assay.report import json_chunks, json_chunks_many, render_json, render_json_many
+from assay.report import (
+    json_chunks,
+    json_chunks_many,
+    json_document_chunks,
+    render_json,
+    render_json_many,
+)
 from assay.results import CaseResult, RunResult
 from tests.report.fixtures import assert_snapshot, fixed_cases, fixed_run, second_cases, second_run
 
@@ -57,7 +63,37 @@ def test_i23_3_the_streamed_document_takes_one_case_result_at_a_time() -> None:
 
 def test_i23_3_several_streamed_runs_are_the_rendered_list() -> None:
     pairs = [(fixed_run(), fixed_cases()), (second_run(), second_cases())]
-    streamed = "".join(json_chunks_many((run, iter(cases)) for run, cases in pairs))
+    streamed = "".join(
+        json_chunks_many((run, (c.model_dump_json() for c in cases)) for run, cases in pairs)
+    )
     rendered = render_json_many([_full(run, cases) for run, cases in pairs])
     assert json.loads(streamed) == json.loads(rendered)
     assert json.loads("".join(json_chunks_many([]))) == []
+
+
+def test_i23_3_stored_documents_are_indented_as_the_model_dumps_them() -> None:
+    """`assay run --json` indents a fresh run's stored documents without parsing them into
+    models: numbers, escapes and key order must come out as the model's own dump has them."""
+    awkward: list[object] = [
+        0.1 + 0.2,
+        1e-7,
+        1e22,
+        -0.0,
+        2**70,
+        -(2**63),
+        'é \u2028 \u0000 \t "quoted" \\ 😀 </script>',
+        {"nested": [[], {}, [1, [2, {"k": None}]]], "empty": ""},
+        True,
+    ]
+    odd = fixed_cases()[0].model_copy(
+        update={
+            "input": awkward,
+            "output": "line one\nline two\r\n\u00a0é😀",
+            "cost_usd": 1.0000000000000002e-05,
+            "duration_ms": 123.456,
+        }
+    )
+    cases = [odd, *fixed_cases()]
+    run = fixed_run()
+    streamed = "".join(json_document_chunks(run, (c.model_dump_json() for c in cases)))
+    assert streamed == render_json(_full(run, cases))

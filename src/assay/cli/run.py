@@ -269,7 +269,15 @@ def command(
                 )
             runs.append(run)
             orders.append(_suite_order(plan))
-        _report(runs, store, out, as_json=as_json, verbose=verbose, orders=orders)
+        _report(
+            runs,
+            store,
+            out,
+            as_json=as_json,
+            verbose=verbose,
+            orders=orders,
+            resumed=runs[0].id if resume else None,
+        )
         if not write_reports(report_requests, runs, store):
             return 2  # the runs are stored; the message says how to write the report again
     finally:
@@ -411,16 +419,26 @@ def _report(
     as_json: bool,
     verbose: bool,
     orders: list[Iterable[str]],
+    resumed: str | None = None,
 ) -> None:
-    """Print the runs: the §8 JSON document(s), or the terminal summary of each."""
-    from assay.report import json_chunks, json_chunks_many, listed_verdicts, render_run
+    """Print the runs: the §8 JSON document(s), or the terminal summary of each (`resumed`:
+    the id of the run this command resumed, if any)."""
+    from assay.report import json_chunks_many, json_document_chunks, listed_verdicts, render_run
 
     if as_json:  # streamed from the store: one case result in memory at a time
         stdout = sys.stdout
+
+        def documents(run: RunResult) -> Iterator[str]:
+            """The run's results as compact JSON in this version's form: a resumed run's
+            earlier results, which another version may have stored, go through the model."""
+            if run.id == resumed:
+                return (r.model_dump_json() for r in store.iter_case_results(run.id))
+            return store.iter_case_results_json(run.id)
+
         if len(runs) == 1:
-            chunks = json_chunks(runs[0], store.iter_case_results(runs[0].id))
+            chunks = json_document_chunks(runs[0], documents(runs[0]))
         else:
-            chunks = json_chunks_many((r, store.iter_case_results(r.id)) for r in runs)
+            chunks = json_chunks_many((r, documents(r)) for r in runs)
         for chunk in chunks:
             stdout.write(chunk)
         stdout.write("\n")

@@ -25,7 +25,13 @@ if TYPE_CHECKING:
     from assay.report.comparison import LISTED_PER_STATUS, render_comparison
     from assay.report.comparison_markdown import comparison_markdown
     from assay.report.html import write_html
-    from assay.report.json import json_chunks, json_chunks_many, render_json, render_json_many
+    from assay.report.json import (
+        json_chunks,
+        json_chunks_many,
+        json_document_chunks,
+        render_json,
+        render_json_many,
+    )
     from assay.report.junit import CaseSource, render_junit, write_junit
     from assay.report.markdown import (
         CASES_LISTED,
@@ -49,7 +55,13 @@ _MODULES = {
     "assay.report.comparison": ["LISTED_PER_STATUS", "render_comparison"],
     "assay.report.comparison_markdown": ["comparison_markdown"],
     "assay.report.html": ["write_html"],
-    "assay.report.json": ["json_chunks", "json_chunks_many", "render_json", "render_json_many"],
+    "assay.report.json": [
+        "json_chunks",
+        "json_chunks_many",
+        "json_document_chunks",
+        "render_json",
+        "render_json_many",
+    ],
     "assay.report.junit": ["CaseSource", "render_junit", "write_junit"],
     "assay.report.markdown": [
         "CASES_LISTED",
@@ -76,6 +88,7 @@ __all__ = [
     "describe_slope",
     "json_chunks",
     "json_chunks_many",
+    "json_document_chunks",
     "listed_verdicts",
     "markdown_chunks",
     "plugin_reporters",

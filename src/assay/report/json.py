@@ -10,9 +10,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
+import pydantic_core
+
 from assay.results import CaseResult, RunResult
 
-__all__ = ["json_chunks", "json_chunks_many", "render_json", "render_json_many"]
+__all__ = [
+    "json_chunks",
+    "json_chunks_many",
+    "json_document_chunks",
+    "render_json",
+    "render_json_many",
+]
 
 _RESULTS = '\n  "results": []'
 """The top-level `results` key of a run dumped with an indent of 2 and no results (a nested
@@ -38,24 +46,41 @@ def json_chunks(run: RunResult, results: Iterable[CaseResult], indent: int = 0) 
         results: Its case results in order, e.g. `Store.iter_case_results`.
         indent: Extra indentation of every line after the first (inside an array).
     """
+    return json_document_chunks(run, (result.model_dump_json() for result in results), indent)
+
+
+def json_document_chunks(
+    run: RunResult, documents: Iterable[str], indent: int = 0
+) -> Iterator[str]:
+    """`json_chunks` from the case results' compact JSON documents, as this version of assay
+    dumps them (`CaseResult.model_dump_json()`, what a fresh run stores): each is indented
+    without being parsed into a model, ~40% less work than validating and dumping it again.
+
+    A document another version stored may lack fields this one has: give such results to
+    `json_chunks`, which dumps them through the model.
+    """
     pad = "\n" + " " * indent
     head, _, tail = (
         run.model_copy(update={"results": []}).model_dump_json(indent=2).partition(_RESULTS)
     )
     yield head.replace("\n", pad)
     opened = False
-    for result in results:
+    inner = f"{pad}    ".encode()
+    for document in documents:
         yield "," if opened else f'{pad}  "results": ['
         opened = True
-        yield f"{pad}    " + result.model_dump_json(indent=2).replace("\n", f"{pad}    ")
+        # pydantic's own serializer, so numbers and escapes read exactly as the model's dump
+        indented = pydantic_core.to_json(pydantic_core.from_json(document), indent=2)
+        yield f"{pad}    " + indented.replace(b"\n", inner).decode()
     yield f"{pad}  ]" if opened else f'{pad}  "results": []'
     yield tail.replace("\n", pad)
 
 
-def json_chunks_many(runs: Iterable[tuple[RunResult, Iterable[CaseResult]]]) -> Iterator[str]:
-    """Several runs as a JSON array of §8 documents, streamed as `json_chunks` streams one."""
+def json_chunks_many(runs: Iterable[tuple[RunResult, Iterable[str]]]) -> Iterator[str]:
+    """Several runs as a JSON array of §8 documents, streamed as `json_document_chunks`
+    streams one (each run with its case results' compact JSON documents)."""
     yield "["
-    for number, (run, results) in enumerate(runs):
+    for number, (run, documents) in enumerate(runs):
         yield ",\n  " if number else "\n  "
-        yield from json_chunks(run, results, indent=2)
+        yield from json_document_chunks(run, documents, indent=2)
     yield "\n]"
