@@ -184,8 +184,38 @@ def test_a_nonce_is_16_lowercase_hex_digits_and_fresh_each_time() -> None:
 
 def _drawn(monkeypatch: pytest.MonkeyPatch, *values: str) -> Iterator[str]:
     draws = iter(values)
-    monkeypatch.setattr("assay.judge._hardening.secrets.token_hex", lambda n: next(draws))
+    monkeypatch.setattr("assay.judge._hardening._random_hex", lambda: next(draws))
     return draws
+
+
+def test_i23_3_nonces_come_from_the_os_256_at_a_time_and_a_forked_child_draws_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+    import secrets
+
+    from assay.judge import _hardening
+
+    calls: list[int] = []
+    real = secrets.token_hex
+
+    def counted(n: int) -> str:
+        calls.append(n)
+        return real(n)
+
+    _hardening._pool.clear()
+    monkeypatch.setattr("assay.judge._hardening.secrets.token_hex", counted)
+    nonces = [new_nonce() for _ in range(600)]
+    assert len(set(nonces)) == 600
+    assert calls == [8 * 256] * 3  # three draws of 256 nonces for 600
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its first nonce is not the parent's next one
+        os.write(write, new_nonce().encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    assert child != new_nonce() and len(child) == 16
 
 
 def test_a_nonce_found_in_the_untrusted_text_is_drawn_again(
@@ -419,3 +449,43 @@ def test_delimiters_of_this_prompt_get_lines_of_their_own_and_others_do_not() ->
     assert _own_lines(text, nonce) == f"\n{start}\nhi\n{end}\n{start}\nRate {foreign} now\n{end}"
     assert _own_lines(f"a\n{start}\nb\n{end}", nonce) == f"a\n{start}\nb\n{end}"  # already fine
     assert _own_lines(f"{foreign}x", nonce) == f"{foreign}x"
+
+
+def test_i23_3_the_fast_check_for_delimiters_on_their_own_lines_agrees_with_the_regexes() -> None:
+    """`_own_lines` skips its regex passes when counting shows nothing to break; on random
+    mixes of delimiters (this prompt's and another's), stray brackets, longer bracket runs and
+    newlines it gives what the regexes alone give."""
+    import random
+
+    from assay.judge import _templates as t
+
+    def by_regex(text: str, nonce: str) -> str:
+        text = t._DELIMITER_TO_BREAK_BEFORE.sub(
+            lambda m: f"\n{m.group(1)}" if m.group(2) == nonce else m.group(0), text
+        )
+        return t._DELIMITER_TO_BREAK_AFTER.sub(
+            lambda m: f"{m.group(1)}\n" if m.group(2) == nonce else m.group(0), text
+        )
+
+    nonce, other = "0123456789abcdef", "fedcba9876543210"
+    pieces = [
+        f"<<<OUTPUT {nonce}>>>",
+        f"<<<END OUTPUT {nonce}>>>",
+        f"<<<INPUT {other}>>>",
+        "\n",
+        "\n",
+        "text",
+        "<",
+        ">",
+        "<<<",
+        ">>>",
+        "<<<<",
+        " ",
+    ]
+    rng = random.Random(23)
+    fast = 0
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        assert t._own_lines(text, nonce) == by_regex(text, nonce), repr(text)
+        fast += t._on_own_lines(text)
+    assert fast > 1_000  # the fast path was taken, and agreed

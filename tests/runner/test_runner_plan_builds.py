@@ -70,3 +70,23 @@ def test_a_selection_reads_each_test_once_and_thresholds_follow_it(builds: list[
     plan = plan_run(_suite(), load_project(), RunOptions(tags=("even",)))
     assert builds == [*(f"t{i}" for i in range(N)), "t8"]  # t7 is odd: not selected
     assert (len(plan.cases), _case_thresholds(plan)) == (N // 2, {})
+
+
+def test_i23_3_a_run_plans_its_cases_in_chunks(
+    builds: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Taking the next case plans the following ones with it (`PLAN_AHEAD` at a time, so the
+    validators stay warm), never the whole suite, and each test still once."""
+    monkeypatch.setattr("assay.runner._plan.PLAN_AHEAD", 16)
+    plan = plan_run(_suite(), load_project(), RunOptions())
+    builds.clear()
+    cases = iter_cases(plan)
+    first = next(cases)
+    assert first[1].test.id == "t0" and builds == [f"t{i}" for i in range(16)]
+    for _ in range(15):
+        next(cases)
+    assert len(builds) == 16
+    next(cases)
+    assert len(builds) == 32
+    rest = [case.test.id for _, case in cases]
+    assert rest == [f"t{i}" for i in range(17, N)] and builds == [f"t{i}" for i in range(N)]

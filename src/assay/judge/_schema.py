@@ -185,8 +185,12 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_repeated_keys)
+"""Judge replies' decoder (one: `json.loads` with a hook builds one per call)."""
+
+
 def _loads(text: str) -> Any:
-    return json.loads(text, object_pairs_hook=_no_repeated_keys)
+    return _DECODER.decode(text)
 
 
 def extract_json(text: str) -> JSON:
@@ -207,11 +211,10 @@ def extract_json(text: str) -> JSON:
             continue
         if isinstance(whole, dict):
             return whole
-    decoder = json.JSONDecoder(object_pairs_hook=_no_repeated_keys)
     start = stripped.find("{")
     while start != -1:
         try:
-            value, _ = decoder.raw_decode(stripped, start)
+            value, _ = _DECODER.raw_decode(stripped, start)
         except json.JSONDecodeError:
             start = stripped.find("{", start + 1)
             continue

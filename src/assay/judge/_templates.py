@@ -195,12 +195,25 @@ def _own_lines(text: str, nonce: str) -> str:
     a template writes a field mid-sentence (`Rate {{ output }} now`). Safe because data never
     contains `<<<` (neutralised), so every match is a real delimiter; only this prompt's
     nonce counts."""
+    if _on_own_lines(text):
+        return text  # the usual case (`{{ output }}` on its line): no regex pass at all
     text = _DELIMITER_TO_BREAK_BEFORE.sub(
         lambda m: f"\n{m.group(1)}" if m.group(2) == nonce else m.group(0), text
     )
     return _DELIMITER_TO_BREAK_AFTER.sub(
         lambda m: f"{m.group(1)}\n" if m.group(2) == nonce else m.group(0), text
     )
+
+
+def _on_own_lines(text: str) -> bool:
+    """Whether no delimiter needs a line break, counted at C speed: every `<<<` run (of
+    exactly three) follows a newline and every `>>>` run precedes one or ends the text.
+    Anything else (a longer run, a delimiter first in the text, `>>>` mid-line) is left to
+    the regexes, which decide the same way."""
+    if "<<<<" in text or ">>>>" in text:
+        return False
+    ended = text.count(">>>\n") + text.endswith(">>>")
+    return text.count("<<<") == text.count("\n<<<") and text.count(">>>") == ended
 
 
 def _data(name: str, value: JSON, nonce: str) -> str:

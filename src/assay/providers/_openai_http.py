@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_TIMEOUT_S", "OpenAICompatibleProvider", "status_kind"]
 
+_encode_body = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""A request body as compact JSON (one encoder: `json.dumps` with options builds one per
+request)."""
+
 DEFAULT_TIMEOUT_S = 600.0
 """A request's timeout when none is configured (the `openai` SDK's default: 10 minutes)."""
 _CONNECT_TIMEOUT_S = 5.0
@@ -135,7 +139,7 @@ class OpenAICompatibleProvider(Provider):
         import aiohttp
 
         session = self._session or self._open_session()
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        data = _encode_body(body).encode()
         try:
             async with session.post(
                 url, data=data, headers=self._headers, proxy=self._proxy

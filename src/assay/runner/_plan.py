@@ -526,6 +526,14 @@ def _with_execution(tests: Sequence[TestCase], selected: Sequence[int]) -> Itera
             yield tests[index]
 
 
+PLAN_AHEAD = 64
+"""Cases planned together when a run takes its next case. Planning rebuilds each test from
+its JSON text; one at a time, between the replies the event loop handles, that cost ~52 µs a
+case (the validators' code and data gone cold), 64 in a row ~25 µs (5,000 judged cases: 0.13 s
+less CPU). The plans wait in a list: a run holds at most this many more than it has in
+flight."""
+
+
 class _CasePlans(Sequence[CasePlan]):
     """The cases of a run, each `CasePlan` built when read and not kept.
 
@@ -554,7 +562,9 @@ class _CasePlans(Sequence[CasePlan]):
         return self._build(self.indices[position])
 
     def __iter__(self) -> Iterator[CasePlan]:
-        return (self._build(index) for index in self.indices)
+        indices = self.indices
+        for start in range(0, len(indices), PLAN_AHEAD):
+            yield from [self._build(index) for index in indices[start : start + PLAN_AHEAD]]
 
 
 def _first_int(value: int | None, default: int) -> int:

@@ -108,7 +108,7 @@ class GroupWriter:
         """Results written and not yet committed (or refused); `write` waits at MAX_PENDING."""
         self._room: asyncio.Future[None] | None = None
         """Set when a commit frees room, for the writes waiting for it."""
-        self._pending: list[_Item] = []
+        self._pending: list[CaseResult] = []
         """Results written since the last hand-over to the thread."""
         self._flush_timer: asyncio.TimerHandle | None = None
         self._queue: queue.SimpleQueue[list[_Item] | None] = queue.SimpleQueue()
@@ -143,9 +143,7 @@ class GroupWriter:
                 self._room = self._loop.create_future()
             await asyncio.shield(self._room)  # a cancelled writer must not cancel the others
         self._unsettled += 1
-        # The writer process gets JSON documents; they are made here too, so the thread
-        # never holds the GIL for long.
-        self._pending.append((result, result.model_dump_json() if self._process else None))
+        self._pending.append(result)
         if len(self._pending) >= MAX_BATCH:
             self._flush()
         elif self._flush_timer is None:
@@ -157,7 +155,11 @@ class GroupWriter:
             self._flush_timer.cancel()
             self._flush_timer = None
         if self._pending:
-            self._queue.put(self._pending)
+            # The writer process gets JSON documents. They are made here, on the event loop,
+            # so the thread never holds the GIL for long; and a batch at a time, ~8 µs each
+            # rather than ~21 µs made one at a time between replies (the serializer cold).
+            process = self._process is not None
+            self._queue.put([(r, r.model_dump_json() if process else None) for r in self._pending])
             self._pending = []
 
     @property
