@@ -185,6 +185,11 @@ class Provider(ABC):
             f"{self.config.who}: the {self.config.provider} provider has no moderation endpoint"
         )
 
+    async def prepare(self) -> None:  # noqa: B027 -- an optional hook
+        """Load what the first call would (a client library, a session), for a target's
+        set-up: done there, it overlaps the store's opening instead of delaying the first
+        request. Default: nothing."""
+
     @abstractmethod
     async def close(self) -> None:
         """Release the provider's connections."""

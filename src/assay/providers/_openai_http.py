@@ -128,6 +128,11 @@ class OpenAICompatibleProvider(Provider):
         """`POST /moderations` with one input; the reply as parsed JSON."""
         return await self._post(self._moderations_url, {"model": model, "input": text})
 
+    async def prepare(self) -> None:
+        """Import aiohttp (~80 ms) and open the session now."""
+        if self._session is None:
+            self._open_session()
+
     async def close(self) -> None:
         """Close the session and its connections."""
         if self._session is not None:

@@ -190,6 +190,7 @@ class ChatModelTarget(Target):
         del base_dir
         provider = open_provider(self.provider_config(), self.wire)
         await self._client.hold(provider)
+        await provider.prepare()
 
     def missing_key(self) -> str | None:
         """The message opening the provider raises for an unset API key variable, or None."""
