@@ -62,6 +62,8 @@ def _prepare(grader: Grader, path: LocPath, prepared: dict[LocPath, _Prepared]) 
     suite_level = path[0] == "assertions"
     if suite_level and path in prepared:
         return prepared[path]
+    if not suite_level and not is_composite(grader):
+        return [(grader, path, grader.wants_default_judge)], []  # what the lines below give
     leaves = [(leaf, where, _wants_default_judge(leaf)) for leaf, where in _leaves(grader, path)]
     result = (leaves, _gate_names(grader, path))
     if suite_level:
@@ -225,7 +227,8 @@ def _check_test(
         if len(judged) <= _MAX_JUDGE_PLACES and where not in judged:
             judged[where] = source.issue(where, NEEDS_JUDGE)
 
-    issues += workspace_issues(test.workspace, (*path, "workspace"), source, suite_dir)
+    if test.workspace is not None:
+        issues += workspace_issues(test.workspace, (*path, "workspace"), source, suite_dir)
     graders = case_graders(suite, index, test)
     every_turn = graders  # a turn is graded by its own graders and these, not other turns'
     for turn_index, turn in enumerate(test.turns or []):
@@ -254,21 +257,17 @@ def _check_test(
                 "`expected_outcomes` (or suite-level `assertions`)",
             )
         )
-    graders = graders + _simulator_needs(suite, test, path, source, judged)
-    facts = TestFacts(
-        test_id=test.id,
-        expected_output=test.expected_output,
-        context=tuple(test.context),
-        has_expected_tool_calls=bool(test.expected_tool_calls),
-        expected_context_ids=tuple(test.expected_context_ids),
-        suite_dir=suite_dir,
-    )
+    if test.simulate is not None:
+        graders = graders + _simulator_needs(suite, test, path, source, judged)
+    facts: TestFacts | None = None  # built for the first grader that checks tests
     for grader, grader_path in graders:
         leaves, gate_problems = _prepare(grader, grader_path, prepared)
         for leaf, where, wants_judge in leaves:
-            problem = leaf.problem_with_test(facts)
-            if problem is not None:
-                issues.append(source.issue(where, problem))
+            if type(leaf).problem_with_test is not _NO_PROBLEM:
+                facts = facts or _facts(test, suite_dir)
+                problem = leaf.problem_with_test(facts)
+                if problem is not None:
+                    issues.append(source.issue(where, problem))
             if wants_judge:
                 needs_judge(where)
         for problem_path, message in gate_problems:
@@ -289,6 +288,22 @@ def _check_test(
             if name not in names
         ]
     return issues
+
+
+_NO_PROBLEM = Grader.problem_with_test
+"""The base `problem_with_test`, which finds none: a grader type that keeps it is not asked."""
+
+
+def _facts(test: TestCase, suite_dir: Path | None) -> TestFacts:
+    """What graders may check about `test` (`Grader.problem_with_test`)."""
+    return TestFacts(
+        test_id=test.id,
+        expected_output=test.expected_output,
+        context=tuple(test.context),
+        has_expected_tool_calls=bool(test.expected_tool_calls),
+        expected_context_ids=tuple(test.expected_context_ids),
+        suite_dir=suite_dir,
+    )
 
 
 def _simulator_needs(

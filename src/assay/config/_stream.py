@@ -138,16 +138,23 @@ class TestsReader:
 @dataclass
 class _TestOverSuite(SourceMap):
     """One dataset test's locations (`tests[i]...`) over the suite file's (everything else),
-    as if the test's were grafted into the suite's map, without copying either."""
+    as if the test's were grafted into the suite's map, without copying either.
+
+    `test` is the map the rewrites locate the test in (its paths start with the test's index,
+    without `tests`): looked up in place rather than copied under `tests` for every test.
+    """
 
     suite: SourceMap = field(default_factory=SourceMap)
+    test: SourceMap = field(default_factory=SourceMap)
 
     def locate(self, path: LocPath) -> Located:
         """The location of `path`, or of its nearest located ancestor."""
-        for end in range(len(path), 0, -1):
-            found = self.entries.get(path[:end])
-            if found is not None:
-                return found
+        if path and path[0] == "tests":
+            entries = self.test.entries
+            for end in range(len(path), 0, -1):
+                found = entries.get(path[1:end])
+                if found is not None:
+                    return found
         return self.suite.locate(path)
 
 
@@ -199,7 +206,7 @@ def _read_files(
     # The test being read, keyed `[index].key` for the rewrites (as their messages have
     # always said), and the same under `tests` for validation and checks.
     here = SourceMap(default_file=origin.file)
-    located = _TestOverSuite(suite=source)
+    located = _TestOverSuite(suite=source, test=here)
     agentv = (
         AgentVTests(here, base_dir, announce, suite_target, suite_graders) if announce else None
     )
@@ -219,7 +226,6 @@ def _read_files(
         errors += failed
         if errors or (agentv is not None and agentv.errors):
             continue  # rewrite errors are reported alone
-        located.entries = {("tests", *path): where for path, where in here.entries.items()}
         reader.add(index, test, located)
     reader.warnings = [*(agentv.warnings if agentv else ()), *warnings]
     reader.rewrite_errors = [*(agentv.errors if agentv else ()), *errors]
