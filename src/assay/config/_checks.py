@@ -224,8 +224,7 @@ def _check_test(
     issues: list[ConfigIssue] = []
 
     def needs_judge(where: LocPath) -> None:
-        if len(judged) <= _MAX_JUDGE_PLACES and where not in judged:
-            judged[where] = source.issue(where, NEEDS_JUDGE)
+        _record_judge(judged, source, where)
 
     if test.workspace is not None:
         issues += workspace_issues(test.workspace, (*path, "workspace"), source, suite_dir)
@@ -268,8 +267,8 @@ def _check_test(
                 problem = leaf.problem_with_test(facts)
                 if problem is not None:
                     issues.append(source.issue(where, problem))
-            if wants_judge:
-                needs_judge(where)
+            if wants_judge and len(judged) <= _MAX_JUDGE_PLACES:
+                _record_judge(judged, source, where)
         for problem_path, message in gate_problems:
             issues.append(source.issue(problem_path, message))
     aggregator = test.execution.aggregator if test.execution else None
@@ -288,6 +287,12 @@ def _check_test(
             if name not in names
         ]
     return issues
+
+
+def _record_judge(judged: dict[LocPath, ConfigIssue], source: SourceMap, where: LocPath) -> None:
+    """Record, located, that `where` relies on the default judge (the first few places)."""
+    if len(judged) <= _MAX_JUDGE_PLACES and where not in judged:
+        judged[where] = source.issue(where, NEEDS_JUDGE)
 
 
 _NO_PROBLEM = Grader.problem_with_test

@@ -18,6 +18,7 @@ __all__ = [
     "agentv_marker",
     "is_message_list",
     "mixed_marker",
+    "test_marker",
     "tests_marker",
     "v5_marker",
 ]
@@ -174,15 +175,15 @@ def tests_marker(tests: list[JSON], prefix: LocPath) -> LocPath | None:
     """Where the first of `tests` uses a form only AgentV has (`(*prefix, i, key)`), or None."""
     for i, test in enumerate(tests):
         if isinstance(test, dict):
-            key = _test_marker(test)
+            key = test_marker(test)
             if key is not None:
                 return (*prefix, i, key)
     return None
 
 
-def _test_marker(test: dict[str, JSON]) -> str | None:
-    """The key where one test uses a form only AgentV has. Every dataset test is asked this
-    as it loads, so each check looks only at keys the test has."""
+def test_marker(test: dict[str, JSON]) -> str | None:
+    """The key where one test uses a form only AgentV has, or None. Every dataset test is
+    asked this as it loads, so each check looks only at keys the test has."""
     if not _TEST_MARKER_SET.isdisjoint(test):
         return next(key for key in _TEST_MARKERS if key in test)
     workspace = test.get("workspace")
