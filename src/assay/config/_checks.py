@@ -62,8 +62,6 @@ def _prepare(grader: Grader, path: LocPath, prepared: dict[LocPath, _Prepared]) 
     suite_level = path[0] == "assertions"
     if suite_level and path in prepared:
         return prepared[path]
-    if not suite_level and not is_composite(grader):
-        return [(grader, path, grader.wants_default_judge)], []  # what the lines below give
     leaves = [(leaf, where, _wants_default_judge(leaf)) for leaf, where in _leaves(grader, path)]
     result = (leaves, _gate_names(grader, path))
     if suite_level:
@@ -260,6 +258,16 @@ def _check_test(
         graders = graders + _simulator_needs(suite, test, path, source, judged)
     facts: TestFacts | None = None  # built for the first grader that checks tests
     for grader, grader_path in graders:
+        if grader_path[0] != "assertions" and not is_composite(grader):
+            # the test's own plain grader, its own only leaf (what `_prepare` would say)
+            if type(grader).problem_with_test is not _NO_PROBLEM:
+                facts = facts or _facts(test, suite_dir)
+                problem = grader.problem_with_test(facts)
+                if problem is not None:
+                    issues.append(source.issue(grader_path, problem))
+            if len(judged) <= _MAX_JUDGE_PLACES and grader.wants_default_judge:
+                _record_judge(judged, source, grader_path)
+            continue
         leaves, gate_problems = _prepare(grader, grader_path, prepared)
         for leaf, where, wants_judge in leaves:
             if type(leaf).problem_with_test is not _NO_PROBLEM:

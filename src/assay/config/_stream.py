@@ -161,12 +161,44 @@ class TestsReader:
 
 
 @dataclass
+class _IndexedTest(SourceMap):
+    """One dataset test's locations as `iter_tests` gives them (keyed by path within the
+    test) seen as keyed `[index].key`, as the rewrites locate them, without copying them
+    under the index for every test."""
+
+    index: int = 0
+
+    def nearest(self, path: LocPath) -> Located | None:
+        """The location of `path` or of its nearest located ancestor; None if neither is."""
+        if path and path[0] == self.index:
+            own = self.entries
+            for end in range(len(path), 0, -1):
+                found = own.get(path[1:end])
+                if found is not None:
+                    return found
+        return None
+
+    def locate(self, path: LocPath) -> Located:
+        """The location of `path`, or of its nearest located ancestor."""
+        found = self.nearest(path)
+        return Located(self.default_file, None) if found is None else found
+
+    def rename(self, old: LocPath, new: LocPath) -> None:
+        """Move the locations of `old` and everything under it to `new` (a renamed key of
+        this test: both start with its index)."""
+        if old[:1] != (self.index,):
+            return  # nothing of this test is under `old`
+        assert new[:1] == (self.index,), "a test's key is renamed within the test"
+        SourceMap(self.entries).rename(old[1:], new[1:])
+
+
+@dataclass
 class _TestOverSuite(SourceMap):
     """One dataset test's locations (`tests[i]...`) over the suite file's (everything else),
     as if the test's were grafted into the suite's map, without copying either.
 
-    `test` is the map the rewrites locate the test in (its paths start with the test's index,
-    without `tests`): looked up in place rather than copied under `tests` for every test.
+    `test` is the map the rewrites locate the test in (`[i]...`): looked up in place rather
+    than copied under `tests` for every test.
     """
 
     suite: SourceMap = field(default_factory=SourceMap)
@@ -175,11 +207,16 @@ class _TestOverSuite(SourceMap):
     def locate(self, path: LocPath) -> Located:
         """The location of `path`, or of its nearest located ancestor."""
         if path and path[0] == "tests":
-            entries = self.test.entries
-            for end in range(len(path), 0, -1):
-                found = entries.get(path[1:end])
+            test = self.test
+            if isinstance(test, _IndexedTest):
+                found = test.nearest(path[1:])
                 if found is not None:
                     return found
+            else:
+                for end in range(len(path), 0, -1):
+                    found = test.entries.get(path[1:end])
+                    if found is not None:
+                        return found
         return self.suite.locate(path)
 
 
@@ -229,24 +266,33 @@ def _read_files(
     forms show up after the first test."""
     origin = source.locate(("tests",))
     # The test being read, keyed `[index].key` for the rewrites (as their messages have
-    # always said), and the same under `tests` for validation and checks.
+    # always said), and the same under `tests` for validation and checks. AgentV's rewrites
+    # write into the map, so they get a copy keyed so (`here`); the others read the test's
+    # own map in place (`indexed`).
     here = SourceMap(default_file=origin.file)
-    located = _TestOverSuite(suite=source, test=here)
+    indexed = _IndexedTest(default_file=origin.file)
     agentv = (
         AgentVTests(here, base_dir, announce, suite_target, suite_graders) if announce else None
     )
+    located = _TestOverSuite(suite=source, test=indexed if agentv is None else here)
     warnings: list[ConfigIssue] = []
     errors: list[ConfigIssue] = []
     for index, (test, entries) in enumerate(iter_tests(spec, base_dir, origin)):
-        here.entries = {(index, *path): where for path, where in entries.items()}
-        if agentv is None and (marker := AgentVTests.marker(test, index)) is not None:
-            found = AgentVTests.announcement(here, marker)
-            if index:
-                raise _ReadAgain(found)
-            agentv = AgentVTests(here, base_dir, found, suite_target, suite_graders)
+        if agentv is None:
+            indexed.index, indexed.entries = index, entries
+            marker = AgentVTests.marker(test, index)
+            if marker is not None:
+                here.entries = {(index, *path): where for path, where in entries.items()}
+                found = AgentVTests.announcement(here, marker)
+                if index:
+                    raise _ReadAgain(found)
+                agentv = AgentVTests(here, base_dir, found, suite_target, suite_graders)
+                located.test = here
+        else:
+            here.entries = {(index, *path): where for path, where in entries.items()}
         if agentv is not None:
             agentv.rewrite(test, index)
-        warned, failed = rewrite_test(test, here, (index,))
+        warned, failed = rewrite_test(test, indexed if agentv is None else here, (index,))
         warnings += warned
         errors += failed
         if errors or (agentv is not None and agentv.errors):
