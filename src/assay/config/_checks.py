@@ -220,10 +220,6 @@ def _check_test(
     depend on the test is worked out once per suite-level grader, in `prepared`."""
     path: LocPath = ("tests", index)
     issues: list[ConfigIssue] = []
-
-    def needs_judge(where: LocPath) -> None:
-        _record_judge(judged, source, where)
-
     if test.workspace is not None:
         issues += workspace_issues(test.workspace, (*path, "workspace"), source, suite_dir)
     graders = case_graders(suite, index, test)
@@ -234,7 +230,7 @@ def _check_test(
             for i, g in enumerate(turn.assertions)
         ]
         if turn.expected_outcomes:
-            needs_judge((*path, "turns", turn_index, "expected_outcomes"))
+            _record_judge(judged, source, (*path, "turns", turn_index, "expected_outcomes"))
         elif not any(g.weight > 0 for g, _ in turn_graders + every_turn):
             issues.append(
                 source.issue(
@@ -245,7 +241,7 @@ def _check_test(
             )
         graders = graders + turn_graders
     if test.expected_outcomes:
-        needs_judge((*path, "expected_outcomes"))
+        _record_judge(judged, source, (*path, "expected_outcomes"))
     elif test.turns is None and not any(g.weight > 0 for g, _ in graders):
         issues.append(
             source.issue(

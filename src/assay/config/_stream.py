@@ -128,7 +128,8 @@ class TestsReader:
         if not self.validate:
             return
         try:
-            model = TestCase.model_validate(test)
+            # `model_validate` without its wrapper (~0.5 µs a test, ~5% of a dataset's load)
+            model: TestCase = TestCase.__pydantic_validator__.validate_python(test)
         except ValidationError as exc:
             self.invalid += issues_from_validation(exc, test, source, ("tests", index))
             return
