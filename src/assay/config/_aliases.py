@@ -12,6 +12,7 @@ from assay.errors import ConfigIssue
 from assay.results import JSON
 
 __all__ = [
+    "GRADER_KEYS_REWRITTEN",
     "GRADER_TYPE_ALIASES",
     "canonical_grader_type",
     "rewrite_project",
@@ -26,7 +27,7 @@ _ASSERTION_ALIASES = ("evaluators", "assert")
 
 _TEST_KEYS_REWRITTEN = frozenset({*_ASSERTION_ALIASES, "execution", "rubrics", "simulate"})
 """Keys of a test under which `_Rewriter.test` may rewrite something (besides `assertions`)."""
-_GRADER_KEYS_REWRITTEN = frozenset({*_ASSERTION_ALIASES, "assertions", "aggregator", "rubrics"})
+GRADER_KEYS_REWRITTEN = frozenset({*_ASSERTION_ALIASES, "assertions", "aggregator", "rubrics"})
 """Keys of a grader under which `_Rewriter.grader` may rewrite something (besides `type` and
 `required`)."""
 
@@ -183,7 +184,7 @@ def _may_rewrite(test: JSON) -> bool:
     for grader in graders:
         if not isinstance(grader, dict):
             continue
-        if not _GRADER_KEYS_REWRITTEN.isdisjoint(grader):
+        if not GRADER_KEYS_REWRITTEN.isdisjoint(grader):
             return True
         kind = grader.get("type")
         if isinstance(kind, str) and ("_" in kind or kind in GRADER_TYPE_ALIASES or kind == "rubrics"):

@@ -12,6 +12,7 @@ from assay.config._yaml import LocPath
 from assay.results import JSON
 
 __all__ = [
+    "GRADER_MARKER_KEYS",
     "V4_KEYS",
     "V4_TEST_KEYS",
     "V5_KEYS",
@@ -60,7 +61,8 @@ _GRADER_MARKERS = (
     "budget",
 )
 _TEST_MARKER_SET = frozenset(_TEST_MARKERS)
-_GRADER_MARKER_SET = frozenset(_GRADER_MARKERS)
+GRADER_MARKER_KEYS = frozenset(_GRADER_MARKERS)
+"""Keys whose presence in a grader mapping marks it AgentV's (its other marks are its type)."""
 _VAR = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
 
 
@@ -73,7 +75,7 @@ def _has_grader_marker(specs: JSON) -> bool:
         if isinstance(spec, str):
             return True
         if isinstance(spec, dict):
-            if not _GRADER_MARKER_SET.isdisjoint(spec):
+            if not GRADER_MARKER_KEYS.isdisjoint(spec):
                 return True
             kind = str(spec.get("type", "")).replace("_", "-")
             if kind in ("icontains-any", "icontains-all"):
