@@ -187,7 +187,9 @@ def _may_rewrite(test: JSON) -> bool:
         if not GRADER_KEYS_REWRITTEN.isdisjoint(grader):
             return True
         kind = grader.get("type")
-        if isinstance(kind, str) and ("_" in kind or kind in GRADER_TYPE_ALIASES or kind == "rubrics"):
+        if isinstance(kind, str) and (
+            "_" in kind or kind in GRADER_TYPE_ALIASES or kind == "rubrics"
+        ):
             return True
         required = grader.get("required")
         if isinstance(required, int | float) and not isinstance(required, bool):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from assay.config._suite import Suite, TestCase
@@ -252,29 +253,9 @@ def _check_test(
         )
     if test.simulate is not None:
         graders = graders + _simulator_needs(suite, test, path, source, judged)
-    facts: TestFacts | None = None  # built for the first grader that checks tests
-    for grader, grader_path in graders:
-        if grader_path[0] != "assertions" and not is_composite(grader):
-            # the test's own plain grader, its own only leaf (what `_prepare` would say)
-            if type(grader).problem_with_test is not _NO_PROBLEM:
-                facts = facts or _facts(test, suite_dir)
-                problem = grader.problem_with_test(facts)
-                if problem is not None:
-                    issues.append(source.issue(grader_path, problem))
-            if len(judged) <= _MAX_JUDGE_PLACES and grader.wants_default_judge:
-                _record_judge(judged, source, grader_path)
-            continue
-        leaves, gate_problems = _prepare(grader, grader_path, prepared)
-        for leaf, where, wants_judge in leaves:
-            if type(leaf).problem_with_test is not _NO_PROBLEM:
-                facts = facts or _facts(test, suite_dir)
-                problem = leaf.problem_with_test(facts)
-                if problem is not None:
-                    issues.append(source.issue(where, problem))
-            if wants_judge and len(judged) <= _MAX_JUDGE_PLACES:
-                _record_judge(judged, source, where)
-        for problem_path, message in gate_problems:
-            issues.append(source.issue(problem_path, message))
+    issues += _grader_issues(
+        graders, test, source, suite_dir=suite_dir, judged=judged, prepared=prepared
+    )
     aggregator = test.execution.aggregator if test.execution else None
     aggregator = aggregator or suite.execution.aggregator
     if isinstance(aggregator, SafetyGate):
@@ -290,6 +271,43 @@ def _check_test(
             for name in aggregator.required
             if name not in names
         ]
+    return issues
+
+
+def _grader_issues(
+    graders: list[tuple[Grader, LocPath]],
+    test: TestCase,
+    source: SourceMap,
+    *,
+    suite_dir: Path | None,
+    judged: dict[LocPath, ConfigIssue],
+    prepared: dict[LocPath, _Prepared],
+) -> list[ConfigIssue]:
+    """The graders' problems with `test` and their gate names; records where they rely on the
+    default judge. Every test of a large dataset is checked, so the test's facts are built
+    only for a grader type that checks tests, and a plain grader of the test's own is taken
+    as its only leaf without `_prepare`."""
+    issues: list[ConfigIssue] = []
+    facts: TestFacts | None = None
+    for grader, grader_path in graders:
+        leaves: Sequence[tuple[Grader, LocPath, bool | None]]  # None: ask the leaf
+        gate_problems: Sequence[tuple[LocPath, str]] = ()
+        if grader_path[0] != "assertions" and not is_composite(grader):
+            leaves = ((grader, grader_path, None),)
+        else:
+            leaves, gate_problems = _prepare(grader, grader_path, prepared)
+        for leaf, where, wants_judge in leaves:
+            if type(leaf).problem_with_test is not _NO_PROBLEM:
+                facts = facts or _facts(test, suite_dir)
+                problem = leaf.problem_with_test(facts)
+                if problem is not None:
+                    issues.append(source.issue(where, problem))
+            if len(judged) <= _MAX_JUDGE_PLACES and (
+                leaf.wants_default_judge if wants_judge is None else wants_judge
+            ):
+                _record_judge(judged, source, where)
+        for problem_path, message in gate_problems:
+            issues.append(source.issue(problem_path, message))
     return issues
 
 

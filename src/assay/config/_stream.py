@@ -32,7 +32,6 @@ from assay.results import JSON
 __all__ = ["DocumentWriter", "TestsReader", "read_dataset"]
 
 
-
 def _compact_encoder() -> Callable[[JSON], str]:
     """JSON text as the suite document has it: what `JSONEncoder(ensure_ascii=False,
     separators=(",", ":")).encode` gives, through one C encoder made once rather than one
