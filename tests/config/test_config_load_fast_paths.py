@@ -22,7 +22,7 @@ from assay.config._aliases import _may_rewrite, _Rewriter, rewrite_test
 from assay.config._yaml import SourceMap
 from assay.errors import ConfigError
 from assay.interop.agentv import AgentVTests
-from assay.interop.agentv._detect import test_marker as agentv_test_marker
+from assay.interop.agentv._detect import one_test_marker
 from assay.results import JSON
 from tests.conftest import write
 
@@ -123,7 +123,7 @@ def test_i23_3_agentv_marker_reports_the_first_key_in_the_order_it_always_had() 
     assert AgentVTests.marker(both, 4) == (4, "workspace")
     del both["workspace"]
     assert AgentVTests.marker(both, 4) == (4, "input")
-    assert agentv_test_marker({"id": "a", "assert": ["s"], "evaluators": ["s"]}) == "evaluators"
+    assert one_test_marker({"id": "a", "assert": ["s"], "evaluators": ["s"]}) == "evaluators"
 
 
 def test_i23_3_a_plain_dataset_takes_neither_agentv_detection_nor_the_rewrites(

@@ -19,7 +19,7 @@ __all__ = [
     "agentv_marker",
     "is_message_list",
     "mixed_marker",
-    "test_marker",
+    "one_test_marker",
     "tests_marker",
     "v5_marker",
 ]
@@ -177,13 +177,13 @@ def tests_marker(tests: list[JSON], prefix: LocPath) -> LocPath | None:
     """Where the first of `tests` uses a form only AgentV has (`(*prefix, i, key)`), or None."""
     for i, test in enumerate(tests):
         if isinstance(test, dict):
-            key = test_marker(test)
+            key = one_test_marker(test)
             if key is not None:
                 return (*prefix, i, key)
     return None
 
 
-def test_marker(test: dict[str, JSON]) -> str | None:
+def one_test_marker(test: dict[str, JSON]) -> str | None:
     """The key where one test uses a form only AgentV has, or None. Every dataset test is
     asked this as it loads, so each check looks only at keys the test has."""
     if not _TEST_MARKER_SET.isdisjoint(test):

@@ -26,7 +26,7 @@ from assay.interop.agentv._detect import (
     agentv_marker,
     is_message_list,
     mixed_marker,
-    test_marker,
+    one_test_marker,
     v5_marker,
 )
 from assay.interop.agentv._env_vars import interpolate_env
@@ -778,7 +778,7 @@ class AgentVTests:
     @staticmethod
     def marker(test: JSON, index: int) -> LocPath | None:
         """Where test `index` uses a form only AgentV has (`(index, key)`), or None."""
-        key = test_marker(test) if isinstance(test, dict) else None
+        key = one_test_marker(test) if isinstance(test, dict) else None
         return None if key is None else (index, key)
 
     @staticmethod
