@@ -62,6 +62,8 @@ class StrictModel(BaseModel):
         if not isinstance(data, dict):
             return data
         known = _known_keys(cls)
+        if known.issuperset(data):
+            return data  # the usual case, checked without building a list
         unknown = [key for key in data if key not in known]
         if unknown:
             key = str(unknown[0])

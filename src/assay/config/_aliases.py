@@ -12,6 +12,7 @@ from assay.errors import ConfigIssue
 from assay.results import JSON
 
 __all__ = [
+    "GRADER_KEYS_REWRITTEN",
     "GRADER_TYPE_ALIASES",
     "canonical_grader_type",
     "rewrite_project",
@@ -23,6 +24,12 @@ GRADER_TYPE_ALIASES = {"llm-judge": "llm-grader", "code-judge": "code-grader"}
 """Deprecated grader type names (after `_` → `-`) and their replacements."""
 
 _ASSERTION_ALIASES = ("evaluators", "assert")
+
+_TEST_KEYS_REWRITTEN = frozenset({*_ASSERTION_ALIASES, "execution", "rubrics", "simulate"})
+"""Keys of a test under which `_Rewriter.test` may rewrite something (besides `assertions`)."""
+GRADER_KEYS_REWRITTEN = frozenset({*_ASSERTION_ALIASES, "assertions", "aggregator", "rubrics"})
+"""Keys of a grader under which `_Rewriter.grader` may rewrite something (besides `type` and
+`required`)."""
 
 
 def canonical_grader_type(name: str) -> str:
@@ -156,9 +163,38 @@ def rewrite_test(
     test: JSON, source: SourceMap, path: LocPath
 ) -> tuple[list[ConfigIssue], list[ConfigIssue]]:
     """Rewrite one test read from a dataset file, in place; returns (warnings, errors)."""
+    if not _may_rewrite(test):
+        return [], []
     rewriter = _Rewriter(source)
     rewriter.test(test, path)
     return rewriter.warnings, rewriter.errors
+
+
+def _may_rewrite(test: JSON) -> bool:
+    """Whether `_Rewriter.test` could change or report anything in `test`: False for a test in
+    canonical form, which every dataset test is checked for as it loads (a 100,000-line
+    dataset walked each test's graders in full to rewrite nothing)."""
+    if not isinstance(test, dict):
+        return False
+    if not _TEST_KEYS_REWRITTEN.isdisjoint(test):
+        return True
+    graders = test.get("assertions")
+    if not isinstance(graders, list):
+        return False
+    for grader in graders:
+        if not isinstance(grader, dict):
+            continue
+        if not GRADER_KEYS_REWRITTEN.isdisjoint(grader):
+            return True
+        kind = grader.get("type")
+        if isinstance(kind, str) and (
+            "_" in kind or kind in GRADER_TYPE_ALIASES or kind == "rubrics"
+        ):
+            return True
+        required = grader.get("required")
+        if isinstance(required, int | float) and not isinstance(required, bool):
+            return True
+    return False
 
 
 def rewrite_project(data: JSON, source: SourceMap) -> tuple[list[ConfigIssue], list[ConfigIssue]]:

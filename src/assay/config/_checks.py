@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from assay.config._suite import Suite, TestCase
@@ -220,12 +221,8 @@ def _check_test(
     depend on the test is worked out once per suite-level grader, in `prepared`."""
     path: LocPath = ("tests", index)
     issues: list[ConfigIssue] = []
-
-    def needs_judge(where: LocPath) -> None:
-        if len(judged) <= _MAX_JUDGE_PLACES and where not in judged:
-            judged[where] = source.issue(where, NEEDS_JUDGE)
-
-    issues += workspace_issues(test.workspace, (*path, "workspace"), source, suite_dir)
+    if test.workspace is not None:
+        issues += workspace_issues(test.workspace, (*path, "workspace"), source, suite_dir)
     graders = case_graders(suite, index, test)
     every_turn = graders  # a turn is graded by its own graders and these, not other turns'
     for turn_index, turn in enumerate(test.turns or []):
@@ -234,7 +231,7 @@ def _check_test(
             for i, g in enumerate(turn.assertions)
         ]
         if turn.expected_outcomes:
-            needs_judge((*path, "turns", turn_index, "expected_outcomes"))
+            _record_judge(judged, source, (*path, "turns", turn_index, "expected_outcomes"))
         elif not any(g.weight > 0 for g, _ in turn_graders + every_turn):
             issues.append(
                 source.issue(
@@ -245,7 +242,7 @@ def _check_test(
             )
         graders = graders + turn_graders
     if test.expected_outcomes:
-        needs_judge((*path, "expected_outcomes"))
+        _record_judge(judged, source, (*path, "expected_outcomes"))
     elif test.turns is None and not any(g.weight > 0 for g, _ in graders):
         issues.append(
             source.issue(
@@ -254,25 +251,11 @@ def _check_test(
                 "`expected_outcomes` (or suite-level `assertions`)",
             )
         )
-    graders = graders + _simulator_needs(suite, test, path, source, judged)
-    facts = TestFacts(
-        test_id=test.id,
-        expected_output=test.expected_output,
-        context=tuple(test.context),
-        has_expected_tool_calls=bool(test.expected_tool_calls),
-        expected_context_ids=tuple(test.expected_context_ids),
-        suite_dir=suite_dir,
+    if test.simulate is not None:
+        graders = graders + _simulator_needs(suite, test, path, source, judged)
+    issues += _grader_issues(
+        graders, test, source, suite_dir=suite_dir, judged=judged, prepared=prepared
     )
-    for grader, grader_path in graders:
-        leaves, gate_problems = _prepare(grader, grader_path, prepared)
-        for leaf, where, wants_judge in leaves:
-            problem = leaf.problem_with_test(facts)
-            if problem is not None:
-                issues.append(source.issue(where, problem))
-            if wants_judge:
-                needs_judge(where)
-        for problem_path, message in gate_problems:
-            issues.append(source.issue(problem_path, message))
     aggregator = test.execution.aggregator if test.execution else None
     aggregator = aggregator or suite.execution.aggregator
     if isinstance(aggregator, SafetyGate):
@@ -289,6 +272,65 @@ def _check_test(
             if name not in names
         ]
     return issues
+
+
+def _grader_issues(
+    graders: list[tuple[Grader, LocPath]],
+    test: TestCase,
+    source: SourceMap,
+    *,
+    suite_dir: Path | None,
+    judged: dict[LocPath, ConfigIssue],
+    prepared: dict[LocPath, _Prepared],
+) -> list[ConfigIssue]:
+    """The graders' problems with `test` and their gate names; records where they rely on the
+    default judge. Every test of a large dataset is checked, so the test's facts are built
+    only for a grader type that checks tests, and a plain grader of the test's own is taken
+    as its only leaf without `_prepare`."""
+    issues: list[ConfigIssue] = []
+    facts: TestFacts | None = None
+    for grader, grader_path in graders:
+        leaves: Sequence[tuple[Grader, LocPath, bool | None]]  # None: ask the leaf
+        gate_problems: Sequence[tuple[LocPath, str]] = ()
+        if grader_path[0] != "assertions" and not is_composite(grader):
+            leaves = ((grader, grader_path, None),)
+        else:
+            leaves, gate_problems = _prepare(grader, grader_path, prepared)
+        for leaf, where, wants_judge in leaves:
+            if type(leaf).problem_with_test is not _NO_PROBLEM:
+                facts = facts or _facts(test, suite_dir)
+                problem = leaf.problem_with_test(facts)
+                if problem is not None:
+                    issues.append(source.issue(where, problem))
+            if len(judged) <= _MAX_JUDGE_PLACES and (
+                leaf.wants_default_judge if wants_judge is None else wants_judge
+            ):
+                _record_judge(judged, source, where)
+        for problem_path, message in gate_problems:
+            issues.append(source.issue(problem_path, message))
+    return issues
+
+
+def _record_judge(judged: dict[LocPath, ConfigIssue], source: SourceMap, where: LocPath) -> None:
+    """Record, located, that `where` relies on the default judge (the first few places)."""
+    if len(judged) <= _MAX_JUDGE_PLACES and where not in judged:
+        judged[where] = source.issue(where, NEEDS_JUDGE)
+
+
+_NO_PROBLEM = Grader.problem_with_test
+"""The base `problem_with_test`, which finds none: a grader type that keeps it is not asked."""
+
+
+def _facts(test: TestCase, suite_dir: Path | None) -> TestFacts:
+    """What graders may check about `test` (`Grader.problem_with_test`)."""
+    return TestFacts(
+        test_id=test.id,
+        expected_output=test.expected_output,
+        context=tuple(test.context),
+        has_expected_tool_calls=bool(test.expected_tool_calls),
+        expected_context_ids=tuple(test.expected_context_ids),
+        suite_dir=suite_dir,
+    )
 
 
 def _simulator_needs(

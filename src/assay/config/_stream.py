@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import json.encoder
 import uuid
 from array import array
 from collections.abc import Callable, Sequence
@@ -18,22 +19,45 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from assay.config._aliases import rewrite_test
+from assay.config._aliases import GRADER_KEYS_REWRITTEN, GRADER_TYPE_ALIASES, rewrite_test
 from assay.config._checks import SuiteChecker
 from assay.config._datasets import iter_tests
 from assay.config._errors import issues_from_validation
 from assay.config._suite import Suite, SuiteTests, TestCase
 from assay.config._yaml import Located, LocPath, SourceMap
 from assay.errors import ConfigError, ConfigIssue
-from assay.interop.agentv import AgentVTests
+from assay.interop.agentv import GRADER_MARKER_KEYS, AgentVTests
 from assay.results import JSON
 
 __all__ = ["DocumentWriter", "TestsReader", "read_dataset"]
 
 
-_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""JSON text as the suite document has it (one encoder: `json.dumps` with options makes one
-per call, which is a third of the cost for a small test)."""
+def _compact_encoder() -> Callable[[JSON], str]:
+    """JSON text as the suite document has it: what `JSONEncoder(ensure_ascii=False,
+    separators=(",", ":")).encode` gives, through one C encoder made once rather than one
+    made per call (`json.dumps` with options also makes a `JSONEncoder` per call). For the
+    5,000 tests of `benchmarks/runner_bench.write_suite`, ~2.3 µs a test became ~1.4 µs.
+
+    The C encoder is made without the circular-reference check: a test reaching the document
+    has been validated, which refuses cyclic data.
+    """
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+    make = getattr(json.encoder, "c_make_encoder", None)
+    text = json.encoder.encode_basestring
+    if make is None:  # an interpreter without the C accelerator
+        return encoder.encode
+    try:
+        chunks = make(None, encoder.default, text, None, ":", ",", False, False, True)
+    except TypeError:  # a C encoder whose arguments differ from CPython 3.11-3.13's
+        return encoder.encode
+
+    def compact(value: JSON) -> str:
+        return text(value) if isinstance(value, str) else "".join(chunks(value, 0))
+
+    return compact
+
+
+_compact = _compact_encoder()
 
 
 class DocumentWriter:
@@ -103,7 +127,8 @@ class TestsReader:
         if not self.validate:
             return
         try:
-            model = TestCase.model_validate(test)
+            # `model_validate` without its wrapper (~0.5 µs a test, ~5% of a dataset's load)
+            model: TestCase = TestCase.__pydantic_validator__.validate_python(test)
         except ValidationError as exc:
             self.invalid += issues_from_validation(exc, test, source, ("tests", index))
             return
@@ -136,19 +161,121 @@ class TestsReader:
 
 
 @dataclass
-class _TestOverSuite(SourceMap):
-    """One dataset test's locations (`tests[i]...`) over the suite file's (everything else),
-    as if the test's were grafted into the suite's map, without copying either."""
+class _IndexedTest(SourceMap):
+    """One dataset test's locations as `iter_tests` gives them (keyed by path within the
+    test) seen as keyed `[index].key`, as the rewrites locate them, without copying them
+    under the index for every test."""
 
-    suite: SourceMap = field(default_factory=SourceMap)
+    index: int = 0
+
+    def nearest(self, path: LocPath) -> Located | None:
+        """The location of `path` or of its nearest located ancestor; None if neither is."""
+        if path and path[0] == self.index:
+            own = self.entries
+            for end in range(len(path), 0, -1):
+                found = own.get(path[1:end])
+                if found is not None:
+                    return found
+        return None
 
     def locate(self, path: LocPath) -> Located:
         """The location of `path`, or of its nearest located ancestor."""
-        for end in range(len(path), 0, -1):
-            found = self.entries.get(path[:end])
-            if found is not None:
-                return found
+        found = self.nearest(path)
+        return Located(self.default_file, None) if found is None else found
+
+    def rename(self, old: LocPath, new: LocPath) -> None:
+        """Move the locations of `old` and everything under it to `new` (a renamed key of
+        this test: both start with its index)."""
+        if old[:1] != (self.index,):
+            return  # nothing of this test is under `old`
+        assert new[:1] == (self.index,), "a test's key is renamed within the test"
+        SourceMap(self.entries).rename(old[1:], new[1:])
+
+
+@dataclass
+class _TestOverSuite(SourceMap):
+    """One dataset test's locations (`tests[i]...`) over the suite file's (everything else),
+    as if the test's were grafted into the suite's map, without copying either.
+
+    `test` is the map the rewrites locate the test in (`[i]...`): looked up in place rather
+    than copied under `tests` for every test.
+    """
+
+    suite: SourceMap = field(default_factory=SourceMap)
+    test: SourceMap = field(default_factory=SourceMap)
+
+    def locate(self, path: LocPath) -> Located:
+        """The location of `path`, or of its nearest located ancestor."""
+        if path and path[0] == "tests":
+            test = self.test
+            if isinstance(test, _IndexedTest):
+                found = test.nearest(path[1:])
+                if found is not None:
+                    return found
+            else:
+                for end in range(len(path), 0, -1):
+                    found = test.entries.get(path[1:end])
+                    if found is not None:
+                        return found
         return self.suite.locate(path)
+
+
+_PLAIN_TEST_KEYS = frozenset(
+    {
+        "id",
+        "description",
+        "tags",
+        "metadata",
+        "context",
+        "expected_context_ids",
+        "expected_tool_calls",
+        "expected_outcomes",
+    }
+)
+"""Test keys that neither AgentV's detection (`AgentVTests.marker`) nor the deprecated
+spellings (`assay.config._aliases`) look at, whatever their value."""
+_NOT_PLAIN_GRADER_KEYS = GRADER_MARKER_KEYS | GRADER_KEYS_REWRITTEN
+_NOT_PLAIN_GRADER_TYPES = frozenset({"icontains-any", "icontains-all", "rubrics"})
+
+
+def _plain_test(test: JSON) -> bool:
+    """Whether a dataset test is in assay's canonical form in a way both AgentV's detection
+    and the alias rewrites would find nothing in: an `input` text, an `expected_output` that
+    is not a list, graders whose keys and type neither marks AgentV nor is deprecated, and
+    keys from `_PLAIN_TEST_KEYS`. Anything else (False) takes the full checks; this one walk
+    costs a quarter of those two (a 100,000-line dataset asks it of every line)."""
+    if type(test) is not dict:
+        return False
+    for key, value in test.items():
+        if key in _PLAIN_TEST_KEYS:
+            continue
+        if key == "input":
+            if type(value) is not str:
+                return False
+        elif key == "expected_output":
+            if type(value) is list:
+                return False
+        elif key == "assertions" and type(value) is list:
+            if not all(_plain_grader(spec) for spec in value):
+                return False
+        else:
+            return False
+    return True
+
+
+def _plain_grader(spec: JSON) -> bool:
+    """A grader mapping `_plain_test` can vouch for."""
+    if type(spec) is not dict or not _NOT_PLAIN_GRADER_KEYS.isdisjoint(spec):
+        return False
+    kind = spec.get("type")
+    if type(kind) is not str or "_" in kind:
+        return False
+    if kind in _NOT_PLAIN_GRADER_TYPES or kind in GRADER_TYPE_ALIASES:
+        return False
+    if kind == "llm-grader" and "prompt" not in spec:
+        return False
+    required = spec.get("required")
+    return required is None or type(required) is bool
 
 
 def read_dataset(
@@ -197,29 +324,39 @@ def _read_files(
     forms show up after the first test."""
     origin = source.locate(("tests",))
     # The test being read, keyed `[index].key` for the rewrites (as their messages have
-    # always said), and the same under `tests` for validation and checks.
+    # always said), and the same under `tests` for validation and checks. AgentV's rewrites
+    # write into the map, so they get a copy keyed so (`here`); the others read the test's
+    # own map in place (`indexed`).
     here = SourceMap(default_file=origin.file)
-    located = _TestOverSuite(suite=source)
+    indexed = _IndexedTest(default_file=origin.file)
     agentv = (
         AgentVTests(here, base_dir, announce, suite_target, suite_graders) if announce else None
     )
+    located = _TestOverSuite(suite=source, test=indexed if agentv is None else here)
     warnings: list[ConfigIssue] = []
     errors: list[ConfigIssue] = []
     for index, (test, entries) in enumerate(iter_tests(spec, base_dir, origin)):
-        here.entries = {(index, *path): where for path, where in entries.items()}
-        if agentv is None and (marker := AgentVTests.marker(test, index)) is not None:
-            found = AgentVTests.announcement(here, marker)
-            if index:
-                raise _ReadAgain(found)
-            agentv = AgentVTests(here, base_dir, found, suite_target, suite_graders)
+        plain = agentv is None and _plain_test(test)  # nothing to detect or rewrite
+        if agentv is None:
+            indexed.index, indexed.entries = index, entries
+            marker = None if plain else AgentVTests.marker(test, index)
+            if marker is not None:
+                here.entries = {(index, *path): where for path, where in entries.items()}
+                found = AgentVTests.announcement(here, marker)
+                if index:
+                    raise _ReadAgain(found)
+                agentv = AgentVTests(here, base_dir, found, suite_target, suite_graders)
+                located.test = here
+        else:
+            here.entries = {(index, *path): where for path, where in entries.items()}
         if agentv is not None:
             agentv.rewrite(test, index)
-        warned, failed = rewrite_test(test, here, (index,))
-        warnings += warned
-        errors += failed
+        if not plain:
+            warned, failed = rewrite_test(test, indexed if agentv is None else here, (index,))
+            warnings += warned
+            errors += failed
         if errors or (agentv is not None and agentv.errors):
             continue  # rewrite errors are reported alone
-        located.entries = {("tests", *path): where for path, where in here.entries.items()}
         reader.add(index, test, located)
     reader.warnings = [*(agentv.warnings if agentv else ()), *warnings]
     reader.rewrite_errors = [*(agentv.errors if agentv else ()), *errors]

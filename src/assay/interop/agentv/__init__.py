@@ -11,19 +11,20 @@ from typing import TYPE_CHECKING
 from assay._lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from assay.interop.agentv._detect import agentv_marker
+    from assay.interop.agentv._detect import GRADER_MARKER_KEYS, agentv_marker
     from assay.interop.agentv._rewrite import AgentVTests, rewrite_agentv_suite
     from assay.interop.agentv._target_lookup import AgentVTargetLookup, select_agentv_target
     from assay.interop.agentv._v5_catalogue import v4_targets_document
 
 _MODULES = {
-    "assay.interop.agentv._detect": ["agentv_marker"],
+    "assay.interop.agentv._detect": ["GRADER_MARKER_KEYS", "agentv_marker"],
     "assay.interop.agentv._rewrite": ["AgentVTests", "rewrite_agentv_suite"],
     "assay.interop.agentv._target_lookup": ["AgentVTargetLookup", "select_agentv_target"],
     "assay.interop.agentv._v5_catalogue": ["v4_targets_document"],
 }
 
 __all__ = [
+    "GRADER_MARKER_KEYS",
     "AgentVTargetLookup",
     "AgentVTests",
     "agentv_marker",

@@ -12,12 +12,14 @@ from assay.config._yaml import LocPath
 from assay.results import JSON
 
 __all__ = [
+    "GRADER_MARKER_KEYS",
     "V4_KEYS",
     "V4_TEST_KEYS",
     "V5_KEYS",
     "agentv_marker",
     "is_message_list",
     "mixed_marker",
+    "one_test_marker",
     "tests_marker",
     "v5_marker",
 ]
@@ -58,26 +60,33 @@ _GRADER_MARKERS = (
     "flags",
     "budget",
 )
+_TEST_MARKER_SET = frozenset(_TEST_MARKERS)
+GRADER_MARKER_KEYS = frozenset(_GRADER_MARKERS)
+"""Keys whose presence in a grader mapping marks it AgentV's (its other marks are its type)."""
 _VAR = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
 
 
 def _has_grader_marker(specs: JSON) -> bool:
+    # Every dataset test is asked this as it loads: set lookups rather than a key-by-key scan,
+    # and no call for an absent nested list (a plain grader has none).
     if not isinstance(specs, list):
         return False
     for spec in specs:
         if isinstance(spec, str):
             return True
         if isinstance(spec, dict):
-            if any(key in spec for key in _GRADER_MARKERS):
+            if not GRADER_MARKER_KEYS.isdisjoint(spec):
                 return True
             kind = str(spec.get("type", "")).replace("_", "-")
             if kind in ("icontains-any", "icontains-all"):
                 return True
             if kind == "llm-grader" and ("prompt" not in spec or "rubrics" in spec):
                 return True
-            if _has_grader_marker(spec.get("assertions")) or _has_grader_marker(
-                spec.get("evaluators")
-            ):
+            nested = spec.get("assertions")
+            if isinstance(nested, list) and _has_grader_marker(nested):
+                return True
+            nested = spec.get("evaluators")
+            if isinstance(nested, list) and _has_grader_marker(nested):
                 return True
     return False
 
@@ -165,27 +174,39 @@ def agentv_marker(data: JSON, tests_key: str = "tests") -> LocPath | None:
 
 
 def tests_marker(tests: list[JSON], prefix: LocPath) -> LocPath | None:
+    """Where the first of `tests` uses a form only AgentV has (`(*prefix, i, key)`), or None."""
     for i, test in enumerate(tests):
-        if not isinstance(test, dict):
-            continue
-        for key in _TEST_MARKERS:
-            if key in test:
+        if isinstance(test, dict):
+            key = one_test_marker(test)
+            if key is not None:
                 return (*prefix, i, key)
-        if _workspace_marker(test.get("workspace")):
-            return (*prefix, i, "workspace")
-        execution = test.get("execution")
-        if isinstance(execution, dict) and ("target" in execution or "evaluators" in execution):
-            return (*prefix, i, "execution")
-        for key in ("assertions", "evaluators", "assert"):
-            if _has_grader_marker(test.get(key)):
-                return (*prefix, i, key)
-        if _has_message_marker(test.get("input")):
-            return (*prefix, i, "input")
-        if is_message_list(test.get("expected_output")):
-            return (*prefix, i, "expected_output")
-        rubrics = test.get("rubrics")
-        if isinstance(rubrics, list) and any(isinstance(r, str) for r in rubrics):
-            return (*prefix, i, "rubrics")
+    return None
+
+
+def one_test_marker(test: dict[str, JSON]) -> str | None:
+    """The key where one test uses a form only AgentV has, or None. Every dataset test is
+    asked this as it loads, so each check looks only at keys the test has."""
+    if not _TEST_MARKER_SET.isdisjoint(test):
+        return next(key for key in _TEST_MARKERS if key in test)
+    workspace = test.get("workspace")
+    if workspace is not None and _workspace_marker(workspace):
+        return "workspace"
+    execution = test.get("execution")
+    if isinstance(execution, dict) and ("target" in execution or "evaluators" in execution):
+        return "execution"
+    for key in ("assertions", "evaluators", "assert"):
+        specs = test.get(key)
+        if isinstance(specs, list) and _has_grader_marker(specs):
+            return key
+    value = test.get("input")
+    if not isinstance(value, str) and _has_message_marker(value):
+        return "input"
+    value = test.get("expected_output")
+    if isinstance(value, list) and is_message_list(value):
+        return "expected_output"
+    rubrics = test.get("rubrics")
+    if isinstance(rubrics, list) and any(isinstance(r, str) for r in rubrics):
+        return "rubrics"
     return None
 
 

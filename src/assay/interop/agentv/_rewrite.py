@@ -26,7 +26,7 @@ from assay.interop.agentv._detect import (
     agentv_marker,
     is_message_list,
     mixed_marker,
-    tests_marker,
+    one_test_marker,
     v5_marker,
 )
 from assay.interop.agentv._env_vars import interpolate_env
@@ -778,8 +778,8 @@ class AgentVTests:
     @staticmethod
     def marker(test: JSON, index: int) -> LocPath | None:
         """Where test `index` uses a form only AgentV has (`(index, key)`), or None."""
-        found = tests_marker([test], ())
-        return None if found is None else (index, *found[1:])
+        key = one_test_marker(test) if isinstance(test, dict) else None
+        return None if key is None else (index, key)
 
     @staticmethod
     def announcement(source: SourceMap, marker: LocPath) -> ConfigIssue:
