@@ -112,3 +112,15 @@ def test_the_typed_constructor_fields_match_their_result_model(
     assert {
         name for name, hint in marked.items() if typing.get_origin(hint) is typing.Required
     } == (required)
+
+
+def test_i23_3_a_usage_tally_sums_as_add_usage_does_without_a_model_per_addition() -> None:
+    from assay.results import TokenUsage, UsageTally, add_usage
+
+    for usages in ([], [None, None], [TokenUsage(input=3, output=1), None, TokenUsage(input=2)]):
+        tally = UsageTally()
+        folded: TokenUsage | None = None
+        for usage in usages:
+            tally.add(usage)
+            folded = add_usage(folded, usage)
+        assert tally.total == folded

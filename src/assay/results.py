@@ -6,6 +6,7 @@ rules that fill them live in `assay.scoring`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple, Required, TypeAlias, TypedDict
 
@@ -40,6 +41,7 @@ __all__ = [
     "TokenUsage",
     "ToolCall",
     "TurnResult",
+    "UsageTally",
     "Verdict",
     "add_cost",
     "add_usage",
@@ -86,6 +88,29 @@ def add_usage(total: TokenUsage | None, more: TokenUsage | None) -> TokenUsage |
     if more is None:
         return total
     return more if total is None else total + more
+
+
+@dataclass
+class UsageTally:
+    """A running sum of token usage over many results, kept as two ints: `add_usage` builds a
+    `TokenUsage` per addition, and a run adds one (or two) per case."""
+
+    input: int = 0
+    output: int = 0
+    reported: bool = False
+    """Whether any usage was added (None stays None: nothing was reported)."""
+
+    def add(self, usage: TokenUsage | None) -> None:
+        """Add one result's usage (None: it reported none)."""
+        if usage is not None:
+            self.input += usage.input
+            self.output += usage.output
+            self.reported = True
+
+    @property
+    def total(self) -> TokenUsage | None:
+        """The sum so far, or None when nothing reported any usage."""
+        return TokenUsage(input=self.input, output=self.output) if self.reported else None
 
 
 def add_cost(total: float | None, more: float | None) -> float | None:

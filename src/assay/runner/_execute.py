@@ -28,9 +28,8 @@ from assay.results import (
     RunResult,
     RunStatus,
     SchedulingStats,
-    TokenUsage,
+    UsageTally,
     add_cost,
-    add_usage,
     now_iso,
 )
 from assay.runner._dispatch import Dispatcher, LocalDispatch, RayOptions
@@ -151,12 +150,12 @@ class _Totals:
     """Token usage, cost and cached cases summed over case results as they arrive."""
 
     def __init__(self) -> None:
-        self.usage: TokenUsage | None = None
+        self.usage = UsageTally()
         self.cost: float | None = None
         self.cached = 0
 
     def add(self, case: CaseResult) -> None:
-        self.usage = add_usage(self.usage, case.token_usage)
+        self.usage.add(case.token_usage)
         self.cost = add_cost(self.cost, case.cost_usd)
         self.cached += case.cached
 
@@ -252,7 +251,7 @@ class _Execution:
                 "duration_ms": round(
                     self.previous_ms + (time.perf_counter() - self.started) * 1000.0, 3
                 ),
-                "token_usage": self.totals.usage,
+                "token_usage": self.totals.usage.total,
                 "cost_usd": self.totals.cost,
                 # Counted from the results, so a resumed run counts its earlier part too.
                 "scheduling": scheduling.model_copy(update={"cached_cases": self.totals.cached}),

@@ -13,6 +13,7 @@ from assay.results import (
     GraderResult,
     RunSummary,
     TokenUsage,
+    UsageTally,
     add_cost,
     add_usage,
 )
@@ -70,6 +71,7 @@ class SummaryBuilder:
         self._score_sum = 0.0
         self._scored = 0
         self._judge = JudgeSpend()
+        self._judge_usage = UsageTally()
         self._fallbacks = 0
 
     def add(self, case: CaseResult) -> None:
@@ -81,7 +83,7 @@ class SummaryBuilder:
         judge = self._judge
         judge.calls += case.judge_calls
         judge.errors += case.judge_errors
-        judge.token_usage = add_usage(judge.token_usage, case.judge_token_usage)
+        self._judge_usage.add(case.judge_token_usage)
         judge.cost_usd = add_cost(judge.cost_usd, case.judge_cost_usd)
         self._fallbacks += count_fallbacks(case)
 
@@ -113,7 +115,7 @@ class SummaryBuilder:
             passed=metrics_passed and cases_passed,
             judge_error_rate=self._judge.errors / self._judge.calls if self._judge.calls else 0.0,
             judge_calls=self._judge.calls,
-            judge_token_usage=self._judge.token_usage,
+            judge_token_usage=self._judge_usage.total,
             judge_cost_usd=self._judge.cost_usd,
             judge_fallback_count=self._fallbacks,
         )
