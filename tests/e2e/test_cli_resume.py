@@ -47,6 +47,31 @@ def _suite(tmp: Path) -> None:
     )
 
 
+def _interrupted_run(tmp: Path) -> Path:
+    """The suite run in `tmp` and stopped with Ctrl-C once four cases are stored; its store."""
+    _suite(tmp)
+    proc = subprocess.Popen(
+        [ASSAY, "run", "s.eval.yaml"],
+        cwd=tmp,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "SLOW_AFTER_12": "1"},
+    )
+    db = tmp / ".assay" / "assay.db"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if db.exists():
+            with SQLiteStore(db) as store:
+                runs = store.list_runs()
+                if runs and len(list(store.iter_case_results(runs[0].id))) >= 4:
+                    break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    return db
+
+
 def _comparable(results: list[dict[str, object]]) -> dict[object, tuple[object, ...]]:
     return {
         r["case_id"]: (r["verdict"], r["score"], r["output"], r["threshold"], r["token_usage"])
@@ -159,26 +184,7 @@ def test_i22_10_sigkill_then_resume_without_takeover_equals_an_uninterrupted_run
 
 
 def test_resume_refuses_an_edited_suite_and_completes_once_it_is_restored(tmp_path: Path) -> None:
-    _suite(tmp_path)
-    proc = subprocess.Popen(
-        [ASSAY, "run", "s.eval.yaml"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "SLOW_AFTER_12": "1"},
-    )
-    db = tmp_path / ".assay" / "assay.db"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if db.exists():
-            with SQLiteStore(db) as store:
-                runs = store.list_runs()
-                if runs and len(list(store.iter_case_results(runs[0].id))) >= 4:
-                    break
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=30)
-    assert proc.returncode == 130
+    db = _interrupted_run(tmp_path)
     # Raise the bar in the file: a resume runs the suite on disk, which is no longer the run's.
     suite = (tmp_path / "s.eval.yaml").read_text()
     write(
@@ -220,26 +226,7 @@ def test_i23_3_a_resumed_runs_earlier_results_are_written_in_this_versions_form(
     """`--json` indents a fresh run's stored documents as they are; a resumed run's earlier
     ones, which an older version may have stored without a newer field, go through the model
     and come out with it."""
-    _suite(tmp_path)
-    proc = subprocess.Popen(
-        [ASSAY, "run", "s.eval.yaml"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "SLOW_AFTER_12": "1"},
-    )
-    db = tmp_path / ".assay" / "assay.db"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if db.exists():
-            with SQLiteStore(db) as store:
-                runs = store.list_runs()
-                if runs and len(list(store.iter_case_results(runs[0].id))) >= 4:
-                    break
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=30)
-    assert proc.returncode == 130
+    db = _interrupted_run(tmp_path)
     connection = sqlite3.connect(db)
     with connection:  # as a version without `workspaces` would have stored c0
         (data,) = connection.execute(
