@@ -176,3 +176,109 @@ def test_tags_of_runs_stored_before_revision_0003_are_backfilled(
     engine.dispose()
     assert "ix_grader_results_run_id_name_verdict_sample_index_case_id" in indexes
     assert "ix_grader_results_run_id_name_verdict" not in indexes
+
+
+def _i8_case(i: int) -> CaseResult:
+    """A case of a varied run: tied and missing scores, tied durations, two graders (one
+    twice in some cases), tags on some cases."""
+    score = None if i % 7 == 3 else round((i * 37 % 11) / 10, 1)
+    verdict = "error" if score is None else "pass" if score >= 0.8 else "fail"
+    tone = ["pass", "fail", "borderline", "error"][i % 4]
+    graders = [
+        GraderResult(name="mentions", type="contains", score=score, verdict=verdict),
+        GraderResult(name="tone", type="contains", score=None, verdict=tone),
+    ]
+    if i % 5 == 0:  # the same grader name twice in one case: the case counts once
+        graders.append(GraderResult(name="tone", type="contains", score=None, verdict="fail"))
+    return CaseResult.model_validate(
+        {
+            "case_id": f"c-{(i * 13) % 41:03d}",
+            "score": score,
+            "verdict": verdict,
+            "threshold": 0.8,
+            "duration_ms": float(i % 4),
+            "tags": ["smoke"] * (i % 3 == 0) + [f"shard-{i % 2}"],
+            "grader_results": graders,
+        }
+    )
+
+
+def _i8_expected(
+    cases: list[CaseResult], where: ResultFilter, sort: str, descending: bool
+) -> list[str]:
+    """The case ids a page walk must give, computed in Python from the cases themselves."""
+    kept = []
+    for seq, case in enumerate(cases):
+        graded = [
+            g
+            for g in case.grader_results
+            if (where.grader is None or g.name == where.grader)
+            and (where.grader_verdicts is None or g.verdict in where.grader_verdicts)
+        ]
+        if (
+            (where.verdicts is None or case.verdict in where.verdicts)
+            and (where.tag is None or where.tag in case.tags)
+            and ((where.grader is None and where.grader_verdicts is None) or graded)
+            and (where.q is None or where.q.lower() in case.case_id.lower())
+        ):
+            kept.append((seq, case))
+
+    def key(item: tuple[int, CaseResult]) -> tuple[object, ...]:
+        seq, case = item
+        if sort == "score":
+            return (case.score is not None, case.score or 0.0, seq)
+        if sort == "duration_ms":
+            return (case.duration_ms, seq)
+        return (case.case_id,) if sort == "case_id" else (seq,)
+
+    kept.sort(key=key, reverse=descending)
+    return [case.case_id for _, case in kept]
+
+
+I8_FILTERS = [
+    ResultFilter(),
+    ResultFilter(verdicts=("fail",)),
+    ResultFilter(verdicts=("fail", "error")),
+    ResultFilter(tag="smoke"),
+    ResultFilter(tag="none-such"),
+    ResultFilter(grader="tone", grader_verdicts=("fail",)),
+    ResultFilter(grader="tone", grader_verdicts=("borderline", "fail", "error")),
+    ResultFilter(grader="tone"),
+    ResultFilter(grader_verdicts=("error",)),
+    ResultFilter(q="C-0"),
+    ResultFilter(tag="shard-1", verdicts=("fail",), grader="tone", grader_verdicts=("fail",)),
+    ResultFilter(tag="smoke", q="1"),
+]
+
+
+@pytest.mark.parametrize("sets_from", [0, 1_000])
+def test_i8_every_page_of_every_filter_and_sort_matches_the_cases(
+    store: SQLStore, make_run: MakeRun, monkeypatch: pytest.MonkeyPatch, sets_from: int
+) -> None:
+    """Pages past the middle are read from the other end, and deep pages through row-id
+    sets on SQLite (`_SETS_FROM`, lowered here so a small run takes that path); filtered
+    counts come from the tag and grader tables. Every page, total and order must still be
+    exactly what the cases say."""
+    monkeypatch.setattr("assay.store._pages._SETS_FROM", sets_from)
+    cases = [_i8_case(i) for i in range(41)]
+    store.create_run(make_run("run-i8"), {})
+    store.add_case_results("run-i8", cases)
+    for where in I8_FILTERS:
+        for sort in ("seq", "score", "duration_ms", "case_id"):
+            for descending in (False, True):
+                expected = _i8_expected(cases, where, sort, descending)
+                for limit in (3, 50):
+                    pages = [
+                        store.page_case_results(
+                            "run-i8",
+                            where=where,
+                            sort=sort,  # type: ignore[arg-type]
+                            descending=descending,
+                            offset=offset,
+                            limit=limit,
+                        )
+                        for offset in range(0, len(expected) + limit, limit)
+                    ]
+                    assert {page.total for page in pages} == {len(expected)}, (where, sort)
+                    walked = [json.loads(item)["case_id"] for page in pages for item in page.items]
+                    assert walked == expected, (where, sort, descending, limit)

@@ -19,6 +19,10 @@ from assay.store._tables import CASE_LEVEL, case_results, case_tags, grader_resu
 
 __all__ = ["ResultFilter", "ResultPage", "ResultSort", "RunFacets", "RunFilter"]
 
+_SETS_FROM = 1_000
+"""From this offset (counted from the nearer end) SQLite pages a tag or grader filter through
+row-id sets: nearer an end, walking rows is cheaper than joining the set (see `_walk_terms`)."""
+
 ResultSort = Literal["seq", "case_id", "score", "duration_ms"]
 """What a page of case results is ordered by; `seq` is the order the results were stored."""
 
@@ -106,22 +110,33 @@ def _result_conditions(run_id: str, where: ResultFilter) -> list[ColumnElement[b
     if where.verdicts is not None:
         terms.append(cr.verdict.in_(where.verdicts))
     if where.tag is not None:
-        tagged = select(case_tags.c.case_id).where(
-            case_tags.c.run_id == run_id, case_tags.c.tag == where.tag
-        )
-        terms.append(cr.case_id.in_(tagged))
+        terms.append(cr.case_id.in_(_tagged(run_id, where.tag)))
     if where.grader is not None or where.grader_verdicts is not None:
-        graded = select(grader_results.c.case_id).where(
-            grader_results.c.run_id == run_id, grader_results.c.sample_index == CASE_LEVEL
-        )
-        if where.grader is not None:
-            graded = graded.where(grader_results.c.name == where.grader)
-        if where.grader_verdicts is not None:
-            graded = graded.where(grader_results.c.verdict.in_(where.grader_verdicts))
-        terms.append(cr.case_id.in_(graded))
+        terms.append(cr.case_id.in_(_graded(run_id, where)))
     if where.q:
-        terms.append(func.lower(cr.case_id).contains(where.q.lower(), autoescape=True))
+        terms.append(_id_contains(where.q))
     return terms
+
+
+def _tagged(run_id: str, tag: str) -> Select[Any]:
+    """The case ids of the run tagged `tag`."""
+    t = case_tags.c
+    return select(t.case_id).where(t.run_id == run_id, t.tag == tag)
+
+
+def _graded(run_id: str, where: ResultFilter) -> Select[Any]:
+    """The case ids of the run with a case-level grader result matching `where`."""
+    g = grader_results.c
+    graded = select(g.case_id).where(g.run_id == run_id, g.sample_index == CASE_LEVEL)
+    if where.grader is not None:
+        graded = graded.where(g.name == where.grader)
+    if where.grader_verdicts is not None:
+        graded = graded.where(g.verdict.in_(where.grader_verdicts))
+    return graded
+
+
+def _id_contains(q: str) -> ColumnElement[bool]:
+    return func.lower(case_results.c.case_id).contains(q.lower(), autoescape=True)
 
 
 def _ordered(stmt: Select[Any], sort: ResultSort, descending: bool) -> Select[Any]:
@@ -141,6 +156,76 @@ def _ordered(stmt: Select[Any], sort: ResultSort, descending: bool) -> Select[An
     return stmt.order_by(key.asc().nulls_first(), seq.asc())
 
 
+def _walk_terms(
+    conn: Connection, run_id: str, where: ResultFilter, sort: ResultSort, offset: int
+) -> list[ColumnElement[bool]]:
+    """The WHERE terms of the walk along the sort's index that finds a page's row ids.
+
+    That index holds `run_id`, the sort key and the row id only. A filter on another column,
+    as a plain term, makes SQLite read each walked row (several KB of JSON) to test it:
+    85-200 ms for a filtered deep page of a 100,000-case run. On SQLite such a filter is
+    instead the set of row ids it selects, read from covering indexes alone (`verdict` from
+    its index; the case id from the `(run_id, case_id)` key, which holds the row id, joined to
+    `case_tags` or `grader_results`), and the walk only tests membership (`id + 0`: SQLite
+    must not drive the query from the set, which would read rows again). Kept as plain terms:
+    a verdict filter in stored order (the `(run_id, verdict, seq)` index serves filter and
+    order), and a tag or grader filter within `_SETS_FROM` of an end, where the few rows
+    walked cost less than joining the whole set to the case key.
+    """
+    if conn.dialect.name != "sqlite" or not (
+        offset >= _SETS_FROM or where.q or (where.verdicts is not None and sort != "seq")
+    ):
+        return _result_conditions(run_id, where)
+    cr = case_results.c
+    terms: list[ColumnElement[bool]] = [cr.run_id == run_id]
+    sets: list[Select[Any]] = []
+    if where.verdicts is not None:
+        if sort == "seq":
+            terms.append(cr.verdict.in_(where.verdicts))
+        else:
+            sets.append(select(cr.id).where(cr.run_id == run_id, cr.verdict.in_(where.verdicts)))
+    graded = where.grader is not None or where.grader_verdicts is not None
+    keyed = case_results.alias("keyed")
+    for case_ids in (
+        _tagged(run_id, where.tag) if where.tag is not None else None,
+        _graded(run_id, where) if graded else None,
+    ):
+        if case_ids is not None:
+            found = case_ids.subquery()
+            sets.append(
+                select(keyed.c.id).join_from(
+                    found,
+                    keyed,
+                    (keyed.c.run_id == run_id) & (keyed.c.case_id == found.c.case_id),
+                )
+            )
+    if where.q:
+        sets.append(select(cr.id).where(cr.run_id == run_id, _id_contains(where.q)))
+    return terms + [(cr.id + 0).in_(row_ids) for row_ids in sets]
+
+
+def _count(conn: Connection, run_id: str, where: ResultFilter) -> int:
+    """How many case results of the run match `where`.
+
+    A tag or grader filter alone is counted in its own table, without joining the cases: a
+    `case_tags` or `grader_results` row is written in the transaction that writes its case
+    and deleted with the run, so each such row has its case (and a tag is in a case's
+    tags once). On a 100,000-case run this took the studio's "not passed: GRADER" count
+    from about 60 to 35 ms and a tag count from 20 to 1 ms.
+    """
+    graded = where.grader is not None or where.grader_verdicts is not None
+    if where.verdicts is None and where.q is None:
+        if where.tag is not None and not graded:
+            stmt = select(func.count()).select_from(_tagged(run_id, where.tag).subquery())
+            return int(conn.execute(stmt).scalar_one())
+        if where.tag is None and graded:
+            case_ids = _graded(run_id, where).subquery()
+            stmt = select(func.count(case_ids.c.case_id.distinct()))
+            return int(conn.execute(stmt).scalar_one())
+    stmt = select(func.count()).select_from(case_results).where(*_result_conditions(run_id, where))
+    return int(conn.execute(stmt).scalar_one())
+
+
 def page_results(
     conn: Connection,
     run_id: str,
@@ -151,16 +236,24 @@ def page_results(
     offset: int,
     limit: int,
 ) -> ResultPage:
-    """One page of the case results of the (resolved) run `run_id`."""
-    terms = _result_conditions(run_id, where)
-    total = int(
-        conn.execute(select(func.count()).select_from(case_results).where(*terms)).scalar_one()
-    )
+    """One page of the case results of the (resolved) run `run_id`.
+
+    A page past the middle is read from the other end: the reverse order is exactly the
+    reverse (ties in `seq`), so the last page of 100,000 walks 50 index entries, not 99,950.
+    """
+    total = _count(conn, run_id, where)
     if offset >= total:
         return ResultPage(total)
+    from_end = total - offset - limit
+    reverse = from_end < offset
+    if reverse:  # the same rows, counted from the other end, then put back in order
+        offset, limit, descending = max(0, from_end), limit + min(0, from_end), not descending
+    terms = _walk_terms(conn, run_id, where, sort, offset)
     # The row id, not `seq`: every index holds it, so the skipped entries are never rows.
     ordered = _ordered(select(case_results.c.id).where(*terms), sort, descending)
     ids: list[int] = list(conn.execute(ordered.offset(offset).limit(limit)).scalars())
+    if reverse:
+        ids.reverse()
     if not ids:
         return ResultPage(total)
     rows = conn.execute(
