@@ -123,6 +123,14 @@ def scenarios(cases: int) -> dict[str, dict[str, str | int | list[str]]]:
             "page": -1,
         },
         "q=case-09, first": {"q": "case-09", "page": 1},
+        # Deepest from both ends: a page in the middle of a filter is the slowest one.
+        "verdict=fail sort=score, middle": {"verdict": "fail", "sort": "score", "page": -2},
+        "tag=smoke, middle": {"tag": "smoke", "page": -2},
+        "grader=tone not passed, middle": {
+            "grader": "tone",
+            "grader_verdict": ["borderline", "fail", "error"],
+            "page": -2,
+        },
     }
 
 
@@ -136,9 +144,10 @@ async def measure(path: Path, cases: int, repeats: int) -> list[tuple[str, float
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
             for name, params in scenarios(cases).items():
                 query = {"page_size": PAGE_SIZE, **params}
-                if query["page"] == -1:  # the last page of a filter: ask for the count first
+                if query["page"] in (-1, -2):  # the last (middle) page of a filter: count first
                     probe = await client.get(url, params={**query, "page": 1})
-                    query["page"] = max(1, probe.json()["pages"])
+                    pages = probe.json()["pages"]
+                    query["page"] = max(1, pages if query["page"] == -1 else pages // 2)
                 best = float("inf")
                 items = 0
                 for _ in range(repeats):

@@ -7,11 +7,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, select, text
+from sqlalchemy import create_engine, event, select, text
 
 from assay.errors import UsageError
 from assay.results import CaseResult, GraderResult, RunResult
-from assay.store import ConflictError, NotFoundError, ResultFilter, SQLStore, open_store
+from assay.store import (
+    ConflictError,
+    NotFoundError,
+    ResultFilter,
+    SQLiteStore,
+    SQLStore,
+    open_store,
+)
 from assay.store._tables import case_tags
 
 MakeRun = Callable[..., RunResult]
@@ -282,3 +289,80 @@ def test_i8_every_page_of_every_filter_and_sort_matches_the_cases(
                     assert {page.total for page in pages} == {len(expected)}, (where, sort)
                     walked = [json.loads(item)["case_id"] for page in pages for item in page.items]
                     assert walked == expected, (where, sort, descending, limit)
+
+
+@pytest.mark.parametrize(
+    ("where", "sort"),
+    [
+        (ResultFilter(verdicts=("fail",)), "score"),
+        (ResultFilter(tag="smoke"), "seq"),
+        (ResultFilter(grader="tone", grader_verdicts=("borderline", "fail", "error")), "seq"),
+        (ResultFilter(grader="tone", grader_verdicts=("fail",)), "duration_ms"),
+        (ResultFilter(q="c-01"), "seq"),
+    ],
+)
+def test_i8_a_deep_filtered_page_on_sqlite_reads_only_its_own_rows(
+    sqlite_store: SQLiteStore,
+    make_run: MakeRun,
+    monkeypatch: pytest.MonkeyPatch,
+    where: ResultFilter,
+    sort: str,
+) -> None:
+    """Finding a deep page walks covering indexes only: the sort's index and the filter's
+    row-id set. Before, SQLite read every walked case row (several KB of JSON each) to test
+    the filter, which made the last filtered page of a 100,000-case run take ~200 ms."""
+    monkeypatch.setattr("assay.store._pages._SETS_FROM", 0)  # any offset counts as deep
+    sqlite_store.create_run(make_run("run-i8"), {})
+    sqlite_store.add_case_results("run-i8", [_i8_case(i) for i in range(41)])
+    statements: list[tuple[str, object]] = []
+
+    def record(*args: object) -> None:
+        statements.append((str(args[2]), args[3]))
+
+    event.listen(sqlite_store.engine, "before_cursor_execute", record)
+    try:
+        page = sqlite_store.page_case_results(
+            "run-i8",
+            where=where,
+            sort=sort,  # type: ignore[arg-type]
+            offset=1,
+            limit=2,
+        )
+    finally:
+        event.remove(sqlite_store.engine, "before_cursor_execute", record)
+    assert page.items
+    walk = [(sql, params) for sql, params in statements if "ORDER BY" in sql]
+    assert len(walk) == 1
+    with sqlite_store.engine.connect() as conn:
+        plan = [
+            row[3]
+            for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {walk[0][0]}", walk[0][1])  # type: ignore[arg-type]
+        ]
+    reads = [step for step in plan if step.startswith(("SCAN", "SEARCH"))]
+    assert reads, plan
+    assert all("COVERING INDEX" in step for step in reads), plan
+
+
+def test_i8_a_page_past_the_middle_is_walked_from_the_other_end(
+    store: SQLStore, make_run: MakeRun
+) -> None:
+    """The last page of N results skips no index entries (it skipped N - page before)."""
+    store.create_run(make_run("run-i8"), {})
+    store.add_case_results("run-i8", [_i8_case(i) for i in range(41)])
+    statements: list[tuple[str, object]] = []
+
+    def record(*args: object) -> None:
+        statements.append((str(args[2]), args[3]))
+
+    event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        last = store.page_case_results("run-i8", sort="score", offset=39, limit=3)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
+    assert [json.loads(item)["case_id"] for item in last.items] == _i8_expected(
+        [_i8_case(i) for i in range(41)], ResultFilter(), "score", False
+    )[39:]
+    (walk,) = [(sql, params) for sql, params in statements if "ORDER BY" in sql]
+    assert "DESC" in walk[0]
+    values = list(walk[1].values() if isinstance(walk[1], dict) else walk[1])  # type: ignore[attr-defined]
+    assert values[-2:] == [2, 0]  # LIMIT 2 OFFSET 0 in reverse, not LIMIT 3 OFFSET 39

@@ -403,6 +403,10 @@ class SQLStore(ReviewsMixin, SQLDatabase):
         if limit < 1 or offset < 0:
             raise UsageError(f"a page needs limit >= 1 and offset >= 0, got {limit}, {offset}")
         with self._engine.connect() as conn:
+            if conn.dialect.name == "postgresql":
+                # One snapshot for count and page (SQLite's read transaction is one already):
+                # a page past the middle is counted from the end, so the two must agree.
+                conn.execution_options(isolation_level="REPEATABLE READ")
             resolved = self._resolve(conn, run_id)
             return page_results(
                 conn,
