@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, event, select, text
@@ -279,7 +280,7 @@ def test_i8_every_page_of_every_filter_and_sort_matches_the_cases(
                         store.page_case_results(
                             "run-i8",
                             where=where,
-                            sort=sort,  # type: ignore[arg-type]
+                            sort=sort,
                             descending=descending,
                             offset=offset,
                             limit=limit,
@@ -314,7 +315,7 @@ def test_i8_a_deep_filtered_page_on_sqlite_reads_only_its_own_rows(
     monkeypatch.setattr("assay.store._pages._SETS_FROM", 0)  # any offset counts as deep
     sqlite_store.create_run(make_run("run-i8"), {})
     sqlite_store.add_case_results("run-i8", [_i8_case(i) for i in range(41)])
-    statements: list[tuple[str, object]] = []
+    statements: list[tuple[str, Any]] = []
 
     def record(*args: object) -> None:
         statements.append((str(args[2]), args[3]))
@@ -335,8 +336,7 @@ def test_i8_a_deep_filtered_page_on_sqlite_reads_only_its_own_rows(
     assert len(walk) == 1
     with sqlite_store.engine.connect() as conn:
         plan = [
-            row[3]
-            for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {walk[0][0]}", walk[0][1])  # type: ignore[arg-type]
+            row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {walk[0][0]}", walk[0][1])
         ]
     reads = [step for step in plan if step.startswith(("SCAN", "SEARCH"))]
     assert reads, plan
@@ -349,7 +349,7 @@ def test_i8_a_page_past_the_middle_is_walked_from_the_other_end(
     """The last page of N results skips no index entries (it skipped N - page before)."""
     store.create_run(make_run("run-i8"), {})
     store.add_case_results("run-i8", [_i8_case(i) for i in range(41)])
-    statements: list[tuple[str, object]] = []
+    statements: list[tuple[str, Any]] = []
 
     def record(*args: object) -> None:
         statements.append((str(args[2]), args[3]))
@@ -364,5 +364,5 @@ def test_i8_a_page_past_the_middle_is_walked_from_the_other_end(
     )[39:]
     (walk,) = [(sql, params) for sql, params in statements if "ORDER BY" in sql]
     assert "DESC" in walk[0]
-    values = list(walk[1].values() if isinstance(walk[1], dict) else walk[1])  # type: ignore[attr-defined]
+    values = list(walk[1].values() if isinstance(walk[1], dict) else walk[1])
     assert values[-2:] == [2, 0]  # LIMIT 2 OFFSET 0 in reverse, not LIMIT 3 OFFSET 39
