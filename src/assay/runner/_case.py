@@ -550,7 +550,13 @@ def _add_spend(
 def _add_sample(fields: CaseResultFields, chosen: Sample, output: TargetOutput | None) -> None:
     """What the representative sample holds, where it is not empty."""
     if chosen.grader_results:
-        fields["grader_results"] = chosen.grader_results
+        fields["grader_results"] = results = chosen.grader_results
+        if not chosen.turns:
+            # What `CaseResult` would gather itself (`results._gathered`), given here: its
+            # validator then assigns neither list (two model assignments, ~2% of a
+            # deterministic run). A conversation's, gathered turn by turn, stay its own.
+            fields["hits"] = [h for r in results for h in r.hits]
+            fields["misses"] = [m for r in results for m in r.misses]
     if chosen.expected_outcome_results:
         fields["expected_outcome_results"] = chosen.expected_outcome_results
     if output is not None and output.messages:
