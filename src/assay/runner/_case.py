@@ -48,6 +48,10 @@ from assay.targets import Target, TargetRequest
 __all__ = ["CaseRunner"]
 
 
+_validated_case = CaseResult.__pydantic_validator__.validate_python
+"""What `CaseResult(**fields)` runs, without the keyword unpacking and `__init__`'s frame."""
+
+
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000.0, 3)
 
@@ -526,7 +530,8 @@ class CaseRunner:
             fields["workspaces"] = kept
         _add_spend(fields, usage, cost, spend)
         _add_sample(fields, chosen, output)
-        return CaseResult(**fields)
+        result: CaseResult = _validated_case(fields)
+        return result
 
 
 def _add_spend(

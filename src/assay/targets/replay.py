@@ -210,7 +210,7 @@ def _plain_record(record: dict[str, JSON]) -> tuple[_Key, TargetOutput] | None:
     if "duration_ms" not in record:
         return (case_id, repeat), TargetOutput(output=output)
     duration = record["duration_ms"]
-    if type(duration) is not float and type(duration) is not int or not duration >= 0:
+    if (type(duration) is not float and type(duration) is not int) or not duration >= 0:
         return None
     return (case_id, repeat), TargetOutput(output=output, duration_ms=duration)
 
