@@ -13,8 +13,8 @@ MAX_FAILED_DETAILS = 10
 
 _validated = Detail.__pydantic_validator__.validate_python
 """What `Detail(**fields)` and `Detail.model_validate(fields)` run, called without the keyword
-unpacking and the Python frame of either (~0.4 of ~1.2 µs): a deterministic grader builds a
-Detail for every case."""
+unpacking and the Python frame of either (0.9 rather than 1.3 µs): a deterministic grader
+builds a Detail for every case."""
 
 
 def truncate(value: JSON, limit: int = TRUNCATE_AT) -> str:

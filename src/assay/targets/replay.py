@@ -198,7 +198,8 @@ def _plain_record(record: dict[str, JSON]) -> tuple[_Key, TargetOutput] | None:
     optional `repeat_index`, and a reply of `output` and `duration_ms` only), checked with
     exact types; None for anything else, which takes the general path and its messages.
 
-    The general path's generic checks cost ~10 µs a record, a second of a 100,000-case run.
+    Loading 100,000 such records took 1.04 s of CPU through the general path's generic
+    checks, 0.86 s through this one.
     """
     case_id = record.get("id")
     output = record.get("output")
