@@ -79,8 +79,8 @@ class Graded:
 
 
 class _Plain:
-    """One sample of a case that is neither a conversation nor in a workspace, read as a
-    `SampleResult` is, without building one: a case that runs once stores no samples, and the
+    """One sample of a case that is not a conversation, read as a `SampleResult` is, without
+    building one: a case that runs once stores no samples, and the
     model (validated, ~3% of a deterministic run) would only be read and dropped. `as_sample`
     makes the `SampleResult` where one is stored (repeats) or copied (workspaces)."""
 
