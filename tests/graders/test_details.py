@@ -9,6 +9,7 @@ from assay.graders._details import (
     TRUNCATE_AT,
     cap_details,
     detail,
+    negated,
     truncate,
 )
 from assay.results import Detail
@@ -163,3 +164,16 @@ def test_the_same_detail_object_repeated_is_still_capped() -> None:
     same = Detail(check="dup", passed=False)
     capped = cap_details([same] * 12)
     assert capped == [*([same] * 10), Detail(check="+ 2 more", passed=False)]
+
+
+def test_i10_detail_and_negated_build_what_the_constructor_builds() -> None:
+    """`detail` and `negated` validate a field dict directly: the same Detail (fields, fields
+    set, JSON) as `Detail(...)`, coercion and refusal included."""
+    built = detail("regex", True, expected="x" * 100, actual={"a": 1})
+    assert built == Detail(check="regex", passed=True, expected="x" * 79 + "…", actual='{"a": 1}')
+    assert built.model_fields_set == {"check", "passed", "expected", "actual", "message"}
+    flipped = negated(built)
+    assert flipped.model_dump_json() == built.model_copy(update={"passed": False}).model_dump_json()
+    assert negated(flipped) == built
+    with pytest.raises(ValueError, match="check"):
+        detail(None, True)  # type: ignore[arg-type]

@@ -355,3 +355,32 @@ def test_every_reported_field_reaches_the_result_and_the_rest_keep_their_default
         None,
     )
     assert result.verdict == "pass" and result.score == 0.5  # min_score 0.0 is kept, not dropped
+
+
+class IntScore(Grader):
+    """Reports its score as an int, as a plugin grader may."""
+
+    type: Literal["int-score"] = "int-score"
+
+    async def measure(self, ctx: GradingContext) -> Measurement:
+        return Measurement(score=1, hits=["whole"], details=[Detail(check="int", passed=True)])
+
+
+def test_i10_a_grader_result_is_validated_as_its_constructor_validates() -> None:
+    """`_result` validates its field dict directly: an int score is still stored as a float,
+    and the result equals the one `GraderResult(**fields)` makes, fields set included."""
+    result = grade(IntScore(weight=2.0, negate=True))
+    assert type(result.score) is float and result.score == 0.0
+    assert '"score":0.0' in result.model_dump_json()
+    expected = GraderResult(
+        name="int-score",
+        type="int-score",
+        score=0.0,
+        verdict="fail",
+        weight=2.0,
+        misses=["whole"],
+        details=[Detail(check="int", passed=False)],
+        duration_ms=result.duration_ms,
+    )
+    assert result == expected
+    assert result.model_fields_set == expected.model_fields_set

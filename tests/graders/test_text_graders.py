@@ -489,3 +489,48 @@ def test_a_regex_match_detail_shows_the_unicode_match() -> None:
     assert [(d.check, d.passed, d.actual) for d in result.details] == [("regex", True, "30 jours")]
     result = grade({"type": "regex", "value": "caf. n"}, "un café noir")
     assert [d.actual for d in result.details] == ["café n"]
+
+
+_PATTERN_CASES = [
+    (r"\d+ days", "returns within 30 days.", True),
+    (r"\d+ days", "no number here", True),
+    (r"days", "returns within 30 DAYS", False),
+    (r"", "anything", True),
+    (r"x*", "", True),
+    (r"é+", "café crème", True),
+    (r"\C", "é", True),
+    (r"^\w+$", "naïve", True),
+    (r"(a)(b)?", "ab", True),
+    (r"[[:alpha:]]+", "123 abc", True),
+    (r"caf\x{e9}", "CAFÉ", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "text", "case_sensitive"), _PATTERN_CASES)
+@pytest.mark.parametrize("full", [False, True])
+def test_i10_a_pattern_finds_what_the_re2_wrapper_finds(
+    pattern: str, text: str, case_sensitive: bool, full: bool
+) -> None:
+    """`CompiledPattern.find` calls RE2's match under google-re2's Python wrapper; its answer
+    is the wrapper's (`search` / `fullmatch` of the encoded text), and an object without that
+    match (another wrapper) is still matched through its own `search` / `fullmatch`."""
+    from assay.graders.text import CompiledPattern, compile_re2
+
+    compiled = compile_re2(pattern, case_sensitive=case_sensitive)
+    wrapper = compiled._compiled
+    encoded = text.encode()
+    match = wrapper.fullmatch(encoded) if full else wrapper.search(encoded)
+    expected = None if match is None else match.group(0).decode(errors="replace")
+    assert compiled._match is not None  # the direct call is the one tested
+    assert compiled.find(text, full=full) == expected
+
+    class Wrapper:  # only the wrapper's public methods
+        def search(self, data: bytes) -> object:
+            return wrapper.search(data)
+
+        def fullmatch(self, data: bytes) -> object:
+            return wrapper.fullmatch(data)
+
+    fallback = CompiledPattern(Wrapper())
+    assert fallback._match is None
+    assert fallback.find(text, full=full) == expected

@@ -234,3 +234,68 @@ def test_i26_1_a_recorded_reply_keeps_its_retrieved_context(tmp_path: Path) -> N
     _write(tmp_path / "recorded.jsonl", {"id": "a", "output": "30 days", "context": [passage]})
     [output] = _replay(tmp_path, _request("a"))
     assert [p.model_dump() for p in output.context] == [passage]
+
+
+_PLAIN_AND_NEAR_PLAIN = [
+    {"id": "a", "output": "x"},
+    {"id": "b", "output": "x", "duration_ms": 12},
+    {"id": "c", "output": "x", "duration_ms": 12.5, "repeat_index": 2},
+    {"id": "d", "output": "", "duration_ms": 0, "input": "q", "metadata": {"k": 1}},
+    {"case_id": "e", "output": "x", "duration_ms": 1.0},
+    {"id": 7, "output": "x"},
+    {"id": "f", "output": "x", "finish_reason": "stop"},
+    {"id": "g", "output": "x", "duration_ms": None},
+    {"id": "h", "output": "x", "duration_ms": True},
+    {"id": "i", "output": "x", "duration_ms": "3"},
+]
+
+
+@pytest.mark.parametrize("record", _PLAIN_AND_NEAR_PLAIN, ids=str)
+def test_i10_a_plain_record_loads_as_the_general_path_loads_it(
+    tmp_path: Path, record: dict[str, Any]
+) -> None:
+    """Records of `id`, `repeat_index`, `output` and `duration_ms` skip the generic checks
+    (`_plain_record`); every record, plain or not, gives what `parse_target_output` gives its
+    reply, `duration_ms` marked as reported exactly when the record has it."""
+    from assay.targets._output import parse_target_output
+
+    _write(tmp_path / "recorded.jsonl", record)
+    case_id = str(record.get("id", record.get("case_id")))
+    [got] = _replay(tmp_path, _request(case_id, record.get("repeat_index", 0), tmp_path))
+    reply = {
+        k: v
+        for k, v in record.items()
+        if k not in {"id", "case_id", "repeat_index", "input", "metadata"}
+    }
+    expected = parse_target_output(reply)
+    assert got == expected
+    assert got.model_fields_set == expected.model_fields_set
+    assert got.model_dump_json() == expected.model_dump_json()
+
+
+def test_i10_bad_lines_among_plain_records_are_reported_at_load_with_their_lines(
+    tmp_path: Path,
+) -> None:
+    """What the plain-record check refuses goes to the general path, which names the line
+    (or, being lax about numbers, takes a `true` or `"3"` duration as the number)."""
+    _write(
+        tmp_path / "recorded.jsonl",
+        {"id": "ok", "output": "fine", "duration_ms": 3},
+        {"id": "a", "output": "x", "duration_ms": -1},
+        {"id": "b", "output": "x", "duration_ms": True},
+        '{"id": "c", "output": "x", "duration_ms": NaN}',
+        {"id": "d", "output": "x", "repeat_index": True},
+        {"id": "e", "output": 5},
+        {"id": "f", "output": "x", "duration_ms": "3"},
+        {"id": "ok", "output": "again"},
+    )
+    assert [str(issue) for issue in _load_issues(tmp_path)] == [
+        "recorded.jsonl:2: invalid output from the record of test 'a': "
+        "duration_ms: Input should be greater than or equal to 0",
+        "recorded.jsonl:4: invalid output from the record of test 'c': "
+        "duration_ms: Input should be greater than or equal to 0",
+        "recorded.jsonl:5: 'repeat_index' must be a non-negative integer, got True",
+        "recorded.jsonl:6: invalid output from the record of test 'e': "
+        "output: Input should be a valid string",
+        "recorded.jsonl:8: duplicate record for test 'ok' repeat_index 0 (first on line 1)",
+    ]

@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 
 from assay._strict_model import Label, StrictModel
 from assay.cache import CacheMiss
-from assay.graders._details import cap_details
+from assay.graders._details import cap_details, negated
 from assay.judge import JudgeError, Judgement, JudgePool
 from assay.results import (
     JSON,
@@ -33,6 +33,10 @@ from assay.scoring import grader_verdict
 __all__ = ["Grader", "GradingContext", "Measurement", "TestFacts", "grade_all"]
 
 _NEGATED: dict[Verdict, Verdict] = {"pass": "fail", "fail": "pass"}
+
+_validated = GraderResult.__pydantic_validator__.validate_python
+"""What `GraderResult(**fields)` runs, called without the keyword unpacking and the Python
+frame of `__init__` (~0.7 of ~2.3 µs): a result is built for every grader of every case."""
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
@@ -250,16 +254,7 @@ class Grader(StrictModel, ABC):
                 hits=m.misses,
                 misses=m.hits,
                 reasoning=m.reasoning,
-                details=[
-                    Detail(
-                        check=d.check,
-                        passed=not d.passed,
-                        expected=d.expected,
-                        actual=d.actual,
-                        message=d.message,
-                    )
-                    for d in m.details
-                ],
+                details=[negated(d) for d in m.details],
                 token_usage=m.token_usage,
                 cost_usd=m.cost_usd,
                 judge_model=m.judge_model,
@@ -315,7 +310,8 @@ class Grader(StrictModel, ABC):
             _add_judged(fields, m)
         if m.fallback is not None:
             fields["fallback"] = m.fallback
-        return GraderResult(**fields)
+        result: GraderResult = _validated(fields)
+        return result
 
 
 def _add_judged(fields: GraderResultFields, m: Measurement) -> None:

@@ -6,10 +6,15 @@ import json
 
 from assay.results import JSON, Detail
 
-__all__ = ["MAX_FAILED_DETAILS", "TRUNCATE_AT", "cap_details", "detail", "truncate"]
+__all__ = ["MAX_FAILED_DETAILS", "TRUNCATE_AT", "cap_details", "detail", "negated", "truncate"]
 
 TRUNCATE_AT = 80
 MAX_FAILED_DETAILS = 10
+
+_validated = Detail.__pydantic_validator__.validate_python
+"""What `Detail(**fields)` and `Detail.model_validate(fields)` run, called without the keyword
+unpacking and the Python frame of either (0.9 rather than 1.3 µs): a deterministic grader
+builds a Detail for every case."""
 
 
 def truncate(value: JSON, limit: int = TRUNCATE_AT) -> str:
@@ -27,13 +32,30 @@ def detail(
     message: str = "",
 ) -> Detail:
     """Build a Detail with expected/actual truncated to 80 characters."""
-    return Detail(
-        check=check,
-        passed=passed,
-        expected=None if expected is None else truncate(expected),
-        actual=None if actual is None else truncate(actual),
-        message=message,
+    built: Detail = _validated(
+        {
+            "check": check,
+            "passed": passed,
+            "expected": None if expected is None else truncate(expected),
+            "actual": None if actual is None else truncate(actual),
+            "message": message,
+        }
     )
+    return built
+
+
+def negated(given: Detail) -> Detail:
+    """The Detail of a negated grader: `given` with `passed` inverted."""
+    built: Detail = _validated(
+        {
+            "check": given.check,
+            "passed": not given.passed,
+            "expected": given.expected,
+            "actual": given.actual,
+            "message": given.message,
+        }
+    )
+    return built
 
 
 def cap_details(details: list[Detail]) -> list[Detail]:

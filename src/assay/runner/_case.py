@@ -48,6 +48,10 @@ from assay.targets import Target, TargetRequest
 __all__ = ["CaseRunner"]
 
 
+_validated_case = CaseResult.__pydantic_validator__.validate_python
+"""What `CaseResult(**fields)` runs, without the keyword unpacking and `__init__`'s frame."""
+
+
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000.0, 3)
 
@@ -72,6 +76,73 @@ class Graded:
     results: list[GraderResult]
     outcomes: list[ExpectedOutcomeResult] | None = None
     outcome_error: ErrorInfo | None = None
+
+
+class _Plain:
+    """One sample of a case that is not a conversation, read as a `SampleResult` is, without
+    building one: a case that runs once stores no samples, and the
+    model (validated, ~3% of a deterministic run) would only be read and dropped. `as_sample`
+    makes the `SampleResult` where one is stored (repeats) or copied (workspaces)."""
+
+    __slots__ = (
+        "cached",
+        "duration_ms",
+        "error",
+        "expected_outcome_results",
+        "grader_results",
+        "index",
+        "output",
+        "rejudged_scores",
+        "score",
+        "verdict",
+    )
+    turns: tuple[TurnResult, ...] = ()
+    workspace: str | None = None
+
+    def __init__(
+        self,
+        index: int,
+        outcome: CaseOutcome,
+        call: TargetCall,
+        graded: Graded | None,
+        rejudged: list[float | None],
+    ) -> None:
+        self.index = index
+        self.score = outcome.score
+        self.verdict = outcome.verdict
+        self.output = call.output.output if call.output else None
+        self.duration_ms = call.duration_ms
+        self.error = outcome.error
+        self.grader_results = graded.results if graded else []
+        self.expected_outcome_results = (graded.outcomes or []) if graded else []
+        self.cached = call.cached
+        self.rejudged_scores = rejudged
+
+    def sample(self) -> SampleResult:
+        """The stored form, as the runner always built it."""
+        sample = SampleResult(
+            index=self.index,
+            score=self.score,
+            verdict=self.verdict,
+            output=self.output,
+            duration_ms=self.duration_ms,
+            error=self.error,
+            grader_results=self.grader_results,
+            expected_outcome_results=self.expected_outcome_results,
+            cached=self.cached,
+        )
+        if self.rejudged_scores:
+            sample.rejudged_scores = self.rejudged_scores
+        return sample
+
+
+Sample = SampleResult | _Plain
+"""One execution of a case, as `CaseRunner.run` reads it."""
+
+
+def as_sample(sample: Sample) -> SampleResult:
+    """A sample in its stored form."""
+    return sample.sample() if isinstance(sample, _Plain) else sample
 
 
 @dataclass
@@ -246,7 +317,7 @@ class CaseRunner:
 
     async def _single(
         self, plan: CasePlan, index: int, spend: JudgeSpend, workspace: Path | None
-    ) -> tuple[SampleResult, TargetOutput | None]:
+    ) -> tuple[Sample, TargetOutput | None]:
         request = plan.request(self.base_dir, index, workspace=workspace)
         call = await self.call(plan, request)
         graded: Graded | None = None
@@ -264,10 +335,7 @@ class CaseRunner:
         rejudged: list[float | None] = []
         if graded is not None:
             outcome, rejudged = await self._rejudge(plan, graded, outcome, spend)
-        sample = self._sample(index, outcome, call, graded)
-        if rejudged:
-            sample.rejudged_scores = rejudged
-        return sample, call.output
+        return _Plain(index, outcome, call, graded, rejudged), call.output
 
     async def _conversation(
         self, plan: CasePlan, index: int, spend: JudgeSpend, workspace: Path | None
@@ -358,25 +426,9 @@ class CaseRunner:
 
         return await SimulatedConversation(self, plan, index, spend, workspace).run()
 
-    @staticmethod
-    def _sample(
-        index: int, outcome: CaseOutcome, call: TargetCall, graded: Graded | None
-    ) -> SampleResult:
-        return SampleResult(
-            index=index,
-            score=outcome.score,
-            verdict=outcome.verdict,
-            output=call.output.output if call.output else None,
-            duration_ms=call.duration_ms,
-            error=outcome.error,
-            grader_results=graded.results if graded else [],
-            expected_outcome_results=(graded.outcomes or []) if graded else [],
-            cached=call.cached,
-        )
-
     async def _sample_in_workspace(
         self, plan: CasePlan, index: int, spend: JudgeSpend
-    ) -> tuple[SampleResult, TargetOutput | None]:
+    ) -> tuple[Sample, TargetOutput | None]:
         """One sample, in a fresh workspace when the case has one (docs/suite-reference.md):
         a failed set-up or teardown hook is the sample's error, with the reason."""
         one = (
@@ -409,7 +461,8 @@ class CaseRunner:
                 )
                 kept = await space.finish(passed=False)
                 return failed.model_copy(update={"workspace": kept}), None
-            sample, output = await one(plan, index, spend, path)
+            done, output = await one(plan, index, spend, path)
+            sample = as_sample(done)
             reason = await space.teardown()
             if reason is not None and sample.error is None:
                 error = ErrorInfo(type="WorkspaceError", message=reason)
@@ -438,12 +491,15 @@ class CaseRunner:
                 usage = add_usage(usage, output.token_usage)
                 cost = add_cost(cost, output.cost_usd)
         ci: tuple[float, float] | None = None
+        chosen: Sample
+        stored: list[SampleResult] | None = None
         if plan.repeat == 1:
             chosen = samples[0]
             score, verdict, error = chosen.score, chosen.verdict, chosen.error
         else:
-            reduction = reduce_samples(samples, plan.repeat_strategy, plan.bands)
-            chosen = samples[reduction.representative]
+            stored = [as_sample(s) for s in samples]
+            reduction = reduce_samples(stored, plan.repeat_strategy, plan.bands)
+            chosen = stored[reduction.representative]
             score, verdict, error = reduction.score, reduction.verdict, reduction.error
             ci = reduction.ci95
         output = runs[chosen.index][1]
@@ -465,8 +521,8 @@ class CaseRunner:
             fields["score_ci95"] = ci
         if test.tags:
             fields["tags"] = test.tags
-        if plan.repeat > 1:
-            fields["samples"] = samples
+        if stored is not None:
+            fields["samples"] = stored
         if all(s.cached for s in samples):
             fields["cached"] = True
         kept = [s.workspace for s in samples if s.workspace is not None]
@@ -474,7 +530,8 @@ class CaseRunner:
             fields["workspaces"] = kept
         _add_spend(fields, usage, cost, spend)
         _add_sample(fields, chosen, output)
-        return CaseResult(**fields)
+        result: CaseResult = _validated_case(fields)
+        return result
 
 
 def _add_spend(
@@ -495,12 +552,16 @@ def _add_spend(
         fields["judge_errors"] = spend.errors
 
 
-def _add_sample(
-    fields: CaseResultFields, chosen: SampleResult, output: TargetOutput | None
-) -> None:
+def _add_sample(fields: CaseResultFields, chosen: Sample, output: TargetOutput | None) -> None:
     """What the representative sample holds, where it is not empty."""
     if chosen.grader_results:
-        fields["grader_results"] = chosen.grader_results
+        fields["grader_results"] = results = chosen.grader_results
+        if not chosen.turns:
+            # What `CaseResult` would gather itself (`results._gathered`), given here: its
+            # validator then assigns neither list (two model assignments, ~2% of a
+            # deterministic run). A conversation's, gathered turn by turn, stay its own.
+            fields["hits"] = [h for r in results for h in r.hits]
+            fields["misses"] = [m for r in results for m in r.misses]
     if chosen.expected_outcome_results:
         fields["expected_outcome_results"] = chosen.expected_outcome_results
     if output is not None and output.messages:
@@ -510,7 +571,7 @@ def _add_sample(
     if output is not None and output.context:
         fields["context"] = output.context
     if chosen.turns:
-        fields["turns"] = chosen.turns
+        fields["turns"] = list(chosen.turns)
     if chosen.rejudged_scores:
         fields["rejudged_scores"] = chosen.rejudged_scores
 
