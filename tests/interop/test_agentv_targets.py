@@ -743,6 +743,29 @@ def test_i24_1_agentv_transcripts_are_replayed_in_message_order(repo: Path) -> N
     assert (case.token_usage.input, case.token_usage.output) == (90, 22)
 
 
+def test_i24_1_a_broken_line_of_a_fixture_or_transcript_file_errors_the_case_with_its_line(
+    repo: Path,
+) -> None:
+    write(repo / "fixtures" / "rec.jsonl", fixture_record("greet", "Hello Ada") + "\n\n{oops\n")
+    write(repo / "fixtures" / "t.jsonl", "\n{not json\n")
+    write(
+        repo / ".agentv" / "targets.yaml",
+        "targets:\n  - name: replay\n    provider: replay\n    fixtures: ../fixtures/rec.jsonl\n"
+        "    source_target: live\n"
+        "  - name: tr\n    provider: replay\n    transcripts: ../fixtures/t.jsonl\n"
+        "    source_target: live\n",
+    )
+    messages = []
+    for target in ("replay", "tr"):
+        case = run(
+            load_suite(eval_file(repo / "evals" / f"{target}.eval.yaml", target=target))
+        ).results[0]
+        assert case.verdict == "error" and case.error is not None
+        messages.append(case.error.message)
+    assert f"Invalid replay fixture JSONL at {repo}/fixtures/rec.jsonl:3: " in messages[0]
+    assert f"Invalid transcript JSONL at {repo}/fixtures/t.jsonl:2: " in messages[1]
+
+
 def copilot_session(directory: Path, cwd: str, answer: str, mtime: float) -> None:
     """A Copilot CLI session as Copilot writes it under ~/.copilot/session-state/<id>/."""
     events = [

@@ -423,7 +423,7 @@ def _report(
 ) -> None:
     """Print the runs: the §8 JSON document(s), or the terminal summary of each (`resumed`:
     the id of the run this command resumed, if any)."""
-    from assay.report import json_chunks_many, json_document_chunks, listed_verdicts, render_run
+    from assay.report import json_chunks, json_chunks_many, listed_verdicts, render_run
 
     if as_json:  # streamed from the store: one case result in memory at a time
         stdout = sys.stdout
@@ -436,7 +436,7 @@ def _report(
             return store.iter_case_results_json(run.id)
 
         if len(runs) == 1:
-            chunks = json_document_chunks(runs[0], documents(runs[0]))
+            chunks = json_chunks(runs[0], documents(runs[0]))
         else:
             chunks = json_chunks_many((r, documents(r)) for r in runs)
         for chunk in chunks:

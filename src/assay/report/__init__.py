@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from assay.report.json import (
         json_chunks,
         json_chunks_many,
-        json_document_chunks,
         render_json,
         render_json_many,
     )
@@ -58,7 +57,6 @@ _MODULES = {
     "assay.report.json": [
         "json_chunks",
         "json_chunks_many",
-        "json_document_chunks",
         "render_json",
         "render_json_many",
     ],
@@ -88,7 +86,6 @@ __all__ = [
     "describe_slope",
     "json_chunks",
     "json_chunks_many",
-    "json_document_chunks",
     "listed_verdicts",
     "markdown_chunks",
     "plugin_reporters",

@@ -12,12 +12,11 @@ from collections.abc import Iterable, Iterator
 
 import pydantic_core
 
-from assay.results import CaseResult, RunResult
+from assay.results import RunResult
 
 __all__ = [
     "json_chunks",
     "json_chunks_many",
-    "json_document_chunks",
     "render_json",
     "render_json_many",
 ]
@@ -37,27 +36,21 @@ def render_json_many(runs: list[RunResult]) -> str:
     return json.dumps([run.model_dump(mode="json") for run in runs], indent=2)
 
 
-def json_chunks(run: RunResult, results: Iterable[CaseResult], indent: int = 0) -> Iterator[str]:
+def json_chunks(run: RunResult, documents: Iterable[str], indent: int = 0) -> Iterator[str]:
     """`render_json(run with results)`, text for text, in chunks: the run without its results,
-    split at its `results` key, with each case result dumped in between as it comes.
+    split at its `results` key, with each case result in between as it comes.
+
+    Each result comes as its compact JSON document, as this version of assay dumps it
+    (`CaseResult.model_dump_json()`, what a fresh run stores), and is indented by pydantic's
+    serializer without being parsed into a model: ~40% less work than validating and dumping
+    it again. A document another version stored may lack fields this one has: dump such a
+    result through the model first (`Store.iter_case_results`, then `model_dump_json`).
 
     Args:
         run: The run (its own `results` are ignored).
-        results: Its case results in order, e.g. `Store.iter_case_results`.
+        documents: Its case results' compact JSON, in order, e.g.
+            `Store.iter_case_results_json`.
         indent: Extra indentation of every line after the first (inside an array).
-    """
-    return json_document_chunks(run, (result.model_dump_json() for result in results), indent)
-
-
-def json_document_chunks(
-    run: RunResult, documents: Iterable[str], indent: int = 0
-) -> Iterator[str]:
-    """`json_chunks` from the case results' compact JSON documents, as this version of assay
-    dumps them (`CaseResult.model_dump_json()`, what a fresh run stores): each is indented
-    without being parsed into a model, ~40% less work than validating and dumping it again.
-
-    A document another version stored may lack fields this one has: give such results to
-    `json_chunks`, which dumps them through the model.
     """
     pad = "\n" + " " * indent
     head, _, tail = (
@@ -77,10 +70,10 @@ def json_document_chunks(
 
 
 def json_chunks_many(runs: Iterable[tuple[RunResult, Iterable[str]]]) -> Iterator[str]:
-    """Several runs as a JSON array of §8 documents, streamed as `json_document_chunks`
-    streams one (each run with its case results' compact JSON documents)."""
+    """Several runs as a JSON array of §8 documents, streamed as `json_chunks` streams one
+    (each run with its case results' compact JSON documents)."""
     yield "["
     for number, (run, documents) in enumerate(runs):
         yield ",\n  " if number else "\n  "
-        yield from json_document_chunks(run, documents, indent=2)
+        yield from json_chunks(run, documents, indent=2)
     yield "\n]"

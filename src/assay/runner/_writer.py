@@ -6,12 +6,14 @@ finished. A commit therefore never blocks the event loop, and under load the sto
 transaction per batch instead of one per case. At most `MAX_PENDING` results wait at any time,
 so memory stays flat when the store is slower than the cases; `close` commits the rest.
 
-Long runs (at least `PROCESS_MIN_CASES` cases) commit through the store's writer process
-instead (`assay.store.StoreWriter`): the thread only serialises each batch and sends it on,
-and a second thread collects the answers, so the database's work overlaps grading instead of
-taking turns with it for the GIL. Shorter runs do not pay for starting that process. Such a
-run is created and finished through the process too (`assay.runner._execute`), so its own
-process need not open the store at all.
+Runs commit through the store's writer process instead (`assay.store.StoreWriter`) when one
+was started for them (`assay run` starts it first thing) or they have at least
+`PROCESS_MIN_CASES` cases to go: the results' JSON documents are made on the event loop a batch
+at a time, the thread only sends each batch on, and a second thread collects the answers, so
+the database's work overlaps grading instead of taking turns with it for the GIL. Other short
+runs (the Python API's) do not pay for starting that process. Such a run is created and
+finished through the process too (`assay.runner._execute`), so its own process need not open
+the store at all.
 
 If the process is killed, results still queued (the last 50 ms) are lost and
 `--resume` runs those cases again: none is ever stored twice.

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -216,15 +217,22 @@ def run_replay(spec: dict[str, Any], case_id: str, attempt: int) -> dict[str, An
     return _recorded_reply(record["output"], recorded)
 
 
-def _fixture_records(path: Path, text: str) -> list[dict[str, Any]]:
-    records = []
+def _jsonl(text: str, kind: str, path: object) -> Iterator[tuple[int, Any]]:
+    """The non-blank lines of a JSONL file, decoded, with their line numbers; a line that is
+    not JSON fails the case with "Invalid {kind} JSONL at {path}:{line}"."""
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            value = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise Failure(f"Invalid replay fixture JSONL at {path}:{number}: {exc}") from None
+            raise Failure(f"Invalid {kind} JSONL at {path}:{number}: {exc}") from None
+        yield number, value
+
+
+def _fixture_records(path: Path, text: str) -> list[dict[str, Any]]:
+    records = []
+    for number, record in _jsonl(text, "replay fixture", path):
         ok = (
             isinstance(record, dict)
             and record.get("schema_version") == _FIXTURE_SCHEMA
@@ -271,13 +279,7 @@ def _same_eval_path(recorded: str, lookup: str) -> bool:
 
 def _transcript_reply(spec: dict[str, Any], text: str, case_id: str) -> dict[str, Any]:
     rows = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise Failure(f"Invalid transcript JSONL at {spec['path']}:{number}: {exc}") from None
+    for _, row in _jsonl(text, "transcript", spec["path"]):
         if (
             isinstance(row, dict)
             and row.get("test_id") == case_id
