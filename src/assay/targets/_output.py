@@ -37,7 +37,7 @@ from assay.targets._otel import (
     tool_calls_from_spans,
 )
 
-__all__ = ["parse_target_output", "parse_text_output", "with_duration"]
+__all__ = ["parse_target_output", "parse_text_output", "simple_output", "with_duration"]
 
 _MAX_REPORTED_ERRORS = 5
 NonNegative = Annotated[float, Field(ge=0.0)]
@@ -222,7 +222,7 @@ def parse_target_output(value: JSON, *, source: str = "target") -> TargetOutput:
             f"invalid output from {source}: got {type(value).__name__}; expected a string or "
             "a mapping with an 'output' key"
         )
-    simple = _simple_output(value)
+    simple = simple_output(value)
     if simple is not None:
         return simple
     try:
@@ -232,12 +232,15 @@ def parse_target_output(value: JSON, *, source: str = "target") -> TargetOutput:
     return wire.to_target_output()
 
 
-def _simple_output(value: Mapping[str, Any]) -> TargetOutput | None:
+def simple_output(
+    value: Mapping[str, Any], keys: frozenset[str] = frozenset({"output", "duration_ms"})
+) -> TargetOutput | None:
     """The output of `{output, duration_ms?}` (what most recordings hold), built directly:
     the general path validates the structured shape, then converts it (~5 µs a record of a
-    100,000-case replay). None for anything else, which takes the general path."""
+    100,000-case replay). None for anything else, which takes the general path. `keys` are
+    those `value` may have (a replay record's id keys besides the reply's)."""
     output = value.get("output")
-    if not isinstance(output, str) or not value.keys() <= _SIMPLE_KEYS:
+    if not isinstance(output, str) or not value.keys() <= keys:
         return None
     if "duration_ms" not in value:
         return TargetOutput(output=output)
@@ -245,9 +248,6 @@ def _simple_output(value: Mapping[str, Any]) -> TargetOutput | None:
     if isinstance(duration, bool) or not isinstance(duration, int | float) or not duration >= 0:
         return None  # the general path names the problem
     return TargetOutput(output=output, duration_ms=duration)
-
-
-_SIMPLE_KEYS = frozenset({"output", "duration_ms"})
 
 
 def parse_text_output(text: str, *, source: str = "target") -> TargetOutput:

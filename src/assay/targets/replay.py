@@ -12,7 +12,7 @@ from pydantic import PrivateAttr, field_validator
 from assay.errors import ConfigError, ConfigIssue, TargetError, UsageError
 from assay.results import JSON, TargetOutput
 from assay.targets._base import Target, TargetRequest
-from assay.targets._output import parse_target_output
+from assay.targets._output import parse_target_output, simple_output
 
 __all__ = ["ReplayTarget"]
 
@@ -195,25 +195,19 @@ def _parse_record(line: str) -> tuple[_Key, TargetOutput]:
 
 def _plain_record(record: dict[str, JSON]) -> tuple[_Key, TargetOutput] | None:
     """What `_parse_record` makes of the record most recordings hold (a string `id`, an
-    optional `repeat_index`, and a reply of `output` and `duration_ms` only), checked with
-    exact types; None for anything else, which takes the general path and its messages.
+    optional `repeat_index`, and a reply of `output` and `duration_ms` only), without copying
+    the reply out of the record; None for anything else, which takes the general path and its
+    messages.
 
     Loading 100,000 such records took 1.04 s of CPU through the general path's generic
     checks, 0.86 s through this one.
     """
     case_id = record.get("id")
-    output = record.get("output")
-    if type(case_id) is not str or type(output) is not str or not record.keys() <= _PLAIN_KEYS:
-        return None
     repeat = record.get("repeat_index", 0)
-    if type(repeat) is not int or repeat < 0:
+    if type(case_id) is not str or type(repeat) is not int or repeat < 0:
         return None
-    if "duration_ms" not in record:
-        return (case_id, repeat), TargetOutput(output=output)
-    duration = record["duration_ms"]
-    if (type(duration) is not float and type(duration) is not int) or not duration >= 0:
-        return None
-    return (case_id, repeat), TargetOutput(output=output, duration_ms=duration)
+    output = simple_output(record, _PLAIN_KEYS)
+    return None if output is None else ((case_id, repeat), output)
 
 
 def _display(path: Path) -> str:
